@@ -1,0 +1,43 @@
+# The README's two commands are `make e2e` and `make test`; everything else
+# here serves them.
+SHELL := /bin/bash
+GO ?= go
+ARTIFACTS ?= $(CURDIR)/_artifacts
+TOPOLOGY ?= topologies/default.yaml
+TOOLS := $(CURDIR)/_tools
+export PATH := $(TOOLS):$(PATH)
+
+.PHONY: all build test test-unit e2e generate lint deps clean
+
+all: build
+
+## deps: install the Debian packages the tests need (protoc, openssl, nftables, iproute2) when missing.
+deps:
+	@./hack/deps.sh
+
+## build: the CLI and the reference components into bin/.
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS).
+test: deps
+	@mkdir -p $(ARTIFACTS)
+	$(GO) tool gotestsum --format testname --junitfile $(ARTIFACTS)/junit-unit.xml -- -race -count=1 -timeout 20m ./...
+
+## e2e: bring up (or reuse) the default topology on the embedded provider and run the whole matrix.
+e2e: deps build
+	@mkdir -p $(ARTIFACTS)
+	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
+
+## generate: regenerate committed code (wire protocol).
+generate: deps
+	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	$(GO) generate ./...
+
+## lint: gofmt and go vet.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin $(TOOLS) $(ARTIFACTS)

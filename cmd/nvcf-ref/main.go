@@ -1,0 +1,60 @@
+// Command nvcf-ref is the multi-role binary of the reference components:
+// stargate, router, ingress, pylon and echo. The role is the first argument,
+// so one image serves every workload of the topology.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// role is one component: its name, a one-line summary and its entry point.
+type role struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// roles is the explicit list of roles; add yours here.
+func roles() []role {
+	return []role{}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "nvcf-ref:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return errors.New("no role given")
+	}
+	for _, r := range roles() {
+		if r.name == args[0] {
+			return r.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown role %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: nvcf-ref <role> [flags]")
+	for _, r := range roles() {
+		fmt.Fprintf(w, "  %-9s %s\n", r.name, r.summary)
+	}
+}

@@ -1,0 +1,2 @@
+// Package harness is the engine: topology model, matrix expansion, run orchestration, probes and artifacts.
+package harness

@@ -1,0 +1,2 @@
+// Package scenarios is the catalogue of positive and fail-closed conformance scenarios.
+package scenarios
