@@ -1,0 +1,124 @@
+package matrix
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultExpandsToNineCellsInSnakeOrder(t *testing.T) {
+	cells, err := Default().Expand()
+	require.NoError(t, err)
+	var names []string
+	for _, c := range cells {
+		names = append(names, c.Name())
+	}
+	require.Equal(t, []string{
+		"workload=statefulset,trust=system",
+		"workload=statefulset,trust=bundle",
+		"workload=statefulset,trust=grpc-override",
+		"workload=deployment,trust=grpc-override",
+		"workload=deployment,trust=bundle",
+		"workload=deployment,trust=system",
+		"workload=mixed,trust=system",
+		"workload=mixed,trust=bundle",
+		"workload=mixed,trust=grpc-override",
+	}, names)
+	// Consecutive cells differ in exactly one axis.
+	for i := 1; i < len(cells); i++ {
+		diff := 0
+		if cells[i].Workload != cells[i-1].Workload {
+			diff++
+		}
+		if cells[i].Trust != cells[i-1].Trust {
+			diff++
+		}
+		require.Equal(t, 1, diff, "%s -> %s", cells[i-1], cells[i])
+	}
+}
+
+func TestExpandDeduplicatesAndRejectsUnknown(t *testing.T) {
+	cells, err := Axes{Workloads: []Workload{Deployment, Deployment}, Trusts: []Trust{Bundle}, Profiles: []Profile{Secure, Insecure}}.Expand()
+	require.NoError(t, err)
+	require.Equal(t, []Cell{
+		{Deployment, Bundle, Secure},
+		{Deployment, Bundle, Insecure},
+	}, cells)
+	require.Equal(t, "workload=deployment,trust=bundle,profile=insecure", cells[1].Name())
+
+	_, err = Axes{Workloads: []Workload{"daemonset"}, Trusts: Trusts, Profiles: []Profile{Secure}}.Expand()
+	require.ErrorContains(t, err, `workload "daemonset" unknown`)
+
+	cells, err = Axes{Workloads: Workloads, Profiles: []Profile{Secure}}.Expand()
+	require.NoError(t, err)
+	require.Empty(t, cells)
+}
+
+func TestParseCellRoundTrips(t *testing.T) {
+	cells, err := Axes{Workloads: Workloads, Trusts: Trusts, Profiles: Profiles}.Expand()
+	require.NoError(t, err)
+	require.Len(t, cells, 18)
+	for _, c := range cells {
+		got, err := ParseCell(c.Name())
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+	}
+	got, err := ParseCell("trust=system, workload=mixed")
+	require.NoError(t, err)
+	require.Equal(t, Cell{Mixed, System, Secure}, got)
+}
+
+func TestParseCellErrorsNameTheInput(t *testing.T) {
+	for in, want := range map[string]string{
+		"workload=deployment":                      "workload and trust are both required",
+		"workload=deployment,trust=bundle,x=1":     `key "x" unknown`,
+		"workload=deployment,trust=pinned":         `trust "pinned" unknown`,
+		"workload=deployment,trust=bundle,profile": `"profile" is not key=value`,
+		"workload=a,workload=b,trust=system":       `key "workload" given twice`,
+	} {
+		_, err := ParseCell(in)
+		require.ErrorContains(t, err, want, in)
+		require.ErrorContains(t, err, in)
+	}
+}
+
+func TestKindFor(t *testing.T) {
+	require.Equal(t, KindStatefulSet, Cell{Workload: StatefulSet}.KindFor(1))
+	require.Equal(t, KindDeployment, Cell{Workload: Deployment}.KindFor(0))
+	require.Equal(t, KindStatefulSet, Cell{Workload: Mixed}.KindFor(0))
+	require.Equal(t, KindDeployment, Cell{Workload: Mixed}.KindFor(1))
+	require.Equal(t, KindDeployment, Cell{Workload: Mixed}.KindFor(2))
+}
+
+func TestFilter(t *testing.T) {
+	cells, err := Default().Expand()
+	require.NoError(t, err)
+
+	f, err := ParseFilter("deployment, mixed", "bundle", "")
+	require.NoError(t, err)
+	got := f.Apply(cells)
+	require.Equal(t, []Cell{{Deployment, Bundle, Secure}, {Mixed, Bundle, Secure}}, got)
+
+	all, err := ParseFilter("", "", "")
+	require.NoError(t, err)
+	require.Equal(t, cells, all.Apply(cells))
+
+	_, err = ParseFilter("", "pinned", "")
+	require.ErrorContains(t, err, `unknown value "pinned"`)
+	_, err = ParseFilter("replicaset", "", "")
+	require.ErrorContains(t, err, `unknown value "replicaset"`)
+	_, err = ParseFilter("", "", "paranoid")
+	require.ErrorContains(t, err, `unknown value "paranoid"`)
+
+	// A profile outside the default axes is reachable through Narrow.
+	ins, err := ParseFilter("statefulset", "", "insecure")
+	require.NoError(t, err)
+	require.Empty(t, ins.Apply(cells))
+	narrowed, err := Default().Narrow(ins).Expand()
+	require.NoError(t, err)
+	require.Len(t, narrowed, 3)
+	for _, c := range narrowed {
+		require.Equal(t, Insecure, c.Profile)
+		require.True(t, ins.Match(c))
+	}
+}
