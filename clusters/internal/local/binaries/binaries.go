@@ -1,0 +1,136 @@
+// Package binaries builds the embedded provider's control-plane binaries
+// (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd,
+// CoreDNS) from pinned upstream module versions into a cache, once, and
+// reuses them afterwards. Nothing is downloaded but Go modules; a version
+// bump builds afresh into a new folder.
+package binaries
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Versions pins what is built.
+type Versions struct {
+	// Kubernetes is the k8s.io/kubernetes module version (e.g. v1.37.2).
+	Kubernetes string `json:"kubernetes"`
+	// Staging is the version of the k8s.io staging modules that replace the
+	// v0.0.0 requirements of k8s.io/kubernetes (e.g. v0.37.2).
+	Staging string `json:"staging"`
+	// Etcd is the go.etcd.io/etcd/server/v3 version.
+	Etcd string `json:"etcd"`
+	// CoreDNS is the github.com/coredns/coredns version.
+	CoreDNS string `json:"coredns"`
+}
+
+// Pinned are the versions the provider is tested with.
+var Pinned = Versions{Kubernetes: "v1.37.2", Staging: "v0.37.2", Etcd: "v3.6.16", CoreDNS: "v1.14.7"}
+
+// Set holds the absolute paths of the built binaries.
+type Set struct {
+	APIServer         string `json:"kubeAPIServer"`
+	ControllerManager string `json:"kubeControllerManager"`
+	Scheduler         string `json:"kubeScheduler"`
+	Kubectl           string `json:"kubectl"`
+	Etcd              string `json:"etcd"`
+	CoreDNS           string `json:"coredns"`
+}
+
+// Options say where to build and whom to tell.
+type Options struct {
+	// CacheDir is the cache root (default: DefaultCacheDir()).
+	CacheDir string
+	// Versions to build (zero: Pinned).
+	Versions Versions
+	// Progress receives one line per step and a heartbeat while a build
+	// runs (nil: discarded).
+	Progress io.Writer
+	// Heartbeat is the interval of "still building" lines (default 30 s).
+	Heartbeat time.Duration
+	// Log receives structured logs (nil: discarded).
+	Log *slog.Logger
+	// Go is the go command (default: "go" on PATH, else /usr/local/go/bin/go).
+	Go string
+}
+
+// DefaultCacheDir is $XDG_CACHE_HOME/nvcf-harness, or ~/.cache/nvcf-harness.
+func DefaultCacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "nvcf-harness")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cache", "nvcf-harness")
+	}
+	return filepath.Join(os.TempDir(), "nvcf-harness-cache")
+}
+
+// ErrBuild is wrapped by every failed build.
+var ErrBuild = errors.New("building control-plane binaries failed")
+
+func (o *Options) defaults() {
+	if o.CacheDir == "" {
+		o.CacheDir = DefaultCacheDir()
+	}
+	if o.Versions == (Versions{}) {
+		o.Versions = Pinned
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 30 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Go == "" {
+		o.Go = goCommand()
+	}
+}
+
+// Paths returns where the binaries of o live, built or not.
+func Paths(o Options) Set {
+	o.defaults()
+	k := filepath.Join(k8sDir(o), "bin")
+	return Set{
+		APIServer:         filepath.Join(k, "kube-apiserver"),
+		ControllerManager: filepath.Join(k, "kube-controller-manager"),
+		Scheduler:         filepath.Join(k, "kube-scheduler"),
+		Kubectl:           filepath.Join(k, "kubectl"),
+		Etcd:              filepath.Join(etcdDir(o), "bin", "etcd"),
+		CoreDNS:           filepath.Join(corednsDir(o), "bin", "coredns"),
+	}
+}
+
+func k8sDir(o Options) string     { return filepath.Join(o.CacheDir, "k8s-build-"+o.Versions.Kubernetes) }
+func etcdDir(o Options) string    { return filepath.Join(o.CacheDir, "etcd-"+o.Versions.Etcd) }
+func corednsDir(o Options) string { return filepath.Join(o.CacheDir, "coredns-"+o.Versions.CoreDNS) }
+
+// Ensure returns the binaries, building whichever are missing or stale.
+// It holds a lock in the cache so that two harness processes never build
+// the same thing at once, and waits for a build another process (or a hand
+// build) is running in the same folder.
+func Ensure(ctx context.Context, o Options) (*Set, error) {
+	o.defaults()
+	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: cache dir %s: %w", ErrBuild, o.CacheDir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(o.CacheDir, "build.lock"), o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for _, c := range components(o) {
+		if err := ensureComponent(ctx, o, c); err != nil {
+			return nil, err
+		}
+	}
+	s := Paths(o)
+	return &s, nil
+}

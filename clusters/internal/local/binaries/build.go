@@ -1,0 +1,97 @@
+package binaries
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// goCommand finds the go tool: on PATH, else the machine's /usr/local/go.
+func goCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "/usr/local/go/bin/go"
+}
+
+// runGo runs `go args…` in dir with extra environment, its output appended
+// to <dir>/build.log, printing a heartbeat line to the progress writer
+// until it ends. The build runs at lower CPU priority so that the machine
+// stays usable.
+func runGo(ctx context.Context, o Options, what, dir string, env []string, args ...string) error {
+	logPath := filepath.Join(dir, "build.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBuild, what, err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "$ go %s\n", strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, o.Go, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false", "GOTOOLCHAIN=local")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: %s: start %s: %w", ErrBuild, what, o.Go, err)
+	}
+	_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, 10)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(o.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			rc := 0
+			if err != nil {
+				rc = 1
+			}
+			fmt.Fprintf(logf, "done %d\n", rc)
+			if err != nil {
+				return fmt.Errorf("%w: %s: go %s: %w (see %s)", ErrBuild, what, args[0], err, logPath)
+			}
+			return nil
+		case <-tick.C:
+			fmt.Fprintf(o.Progress, "  … still building %s (%s elapsed)\n", what, time.Since(start).Round(time.Second))
+		}
+	}
+}
+
+func buildKubernetes(ctx context.Context, o Options, c component) error {
+	if err := writeK8sModule(c.dir, o.Versions); err != nil {
+		return err
+	}
+	if err := runGo(ctx, o, "the Kubernetes module graph", c.dir, nil, "mod", "tidy"); err != nil {
+		return err
+	}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", "bin/"}
+	for _, b := range c.bins {
+		args = append(args, "k8s.io/kubernetes/cmd/"+filepath.Base(b))
+	}
+	return runGo(ctx, o, "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl", c.dir, nil, args...)
+}
+
+func buildEtcd(ctx context.Context, o Options, c component) error {
+	bin := filepath.Join(c.dir, "bin")
+	if err := runGo(ctx, o, "etcd", c.dir, []string{"GOBIN=" + bin},
+		"install", "-trimpath", "-ldflags=-s -w", c.module+"@"+c.version); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(bin, "v3"), c.bins[0]); err != nil {
+		return fmt.Errorf("%w: rename etcd binary: %w", ErrBuild, err)
+	}
+	return nil
+}
+
+func buildCoreDNS(ctx context.Context, o Options, c component) error {
+	return runGo(ctx, o, "coredns", c.dir, []string{"GOBIN=" + filepath.Join(c.dir, "bin")},
+		"install", "-trimpath", "-ldflags=-s -w", c.module+"@"+c.version)
+}
