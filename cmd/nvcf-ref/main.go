@@ -23,7 +23,9 @@ type role struct {
 
 // roles is the explicit list of roles; add yours here.
 func roles() []role {
-	return []role{}
+	return []role{
+		echoRole(),
+	}
 }
 
 func main() {
