@@ -26,6 +26,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "print the harness version", runVersion},
+		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
 	}
 }
 

@@ -1,0 +1,163 @@
+package pki
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The trust bundle ConfigMap that the worker side mounts, as NVCF names it.
+const (
+	TrustBundleConfigMap = "nvcf-transport-trust-bundle"
+	TrustBundleKey       = "nvcf-ca-bundle.pem"
+)
+
+// Labels put on every Secret and ConfigMap.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "nvcf-conformance-pki"
+	LabelPurpose   = "conformance.nvcf.test/purpose"
+	LabelRole      = "conformance.nvcf.test/role"
+	LabelExpect    = "conformance.nvcf.test/expect"
+)
+
+// SecretName is the name of the kubernetes.io/tls Secret of a credential:
+// "nvcf-grpc-server-good", "nvcf-quic-server-expired", "nvcf-client-good".
+func SecretName(role Role, p Purpose) string {
+	if role == RoleClient {
+		return "nvcf-" + string(p)
+	}
+	return "nvcf-" + string(role) + "-" + string(p)
+}
+
+// ConfigMapName is the name of a bundle's ConfigMap: the merged bundle is
+// TrustBundleConfigMap, the others add a suffix ("-custom", "-empty",
+// "-malformed"). The missing bundle has none.
+func ConfigMapName(p Purpose) string {
+	if p == BundleMerged {
+		return TrustBundleConfigMap
+	}
+	return TrustBundleConfigMap + "-" + string(p[len("bundle-"):])
+}
+
+func labels(a Artifact) map[string]string {
+	l := map[string]string{LabelManagedBy: ManagedBy, LabelPurpose: string(a.Purpose), LabelExpect: "pass"}
+	if a.Role != "" {
+		l[LabelRole] = string(a.Role)
+	}
+	if a.ExpectedFailure != "" {
+		l[LabelExpect] = string(a.ExpectedFailure)
+	}
+	return l
+}
+
+// kube writes a Secret per leaf certificate and a ConfigMap per written
+// bundle (except the missing one), as YAML, and records them.
+func (b *builder) kube() error {
+	var certs, bundles []Artifact
+	for _, a := range b.m.Artifacts {
+		switch {
+		case a.Kind == KindCert && a.Role != "":
+			certs = append(certs, a)
+		case a.Kind == KindBundle && !a.Absent:
+			bundles = append(bundles, a)
+		}
+	}
+	for _, a := range certs {
+		key, err := b.m.Companion(a, KindKey)
+		if err != nil {
+			return err
+		}
+		crt, err := os.ReadFile(filepath.Join(b.dir, a.File))
+		if err != nil {
+			return err
+		}
+		k, err := os.ReadFile(filepath.Join(b.dir, key.File))
+		if err != nil {
+			return err
+		}
+		s := corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: SecretName(a.Role, a.Purpose), Labels: labels(a)},
+			Type:       corev1.SecretTypeTLS,
+			Data: map[string][]byte{
+				corev1.TLSCertKey:       crt,
+				corev1.TLSPrivateKeyKey: k,
+				"ca.crt":                b.root.CertPEM,
+			},
+		}
+		out := Artifact{File: filepath.Join("k8s", a.Cluster, s.Name+".yaml"), Kind: KindSecret, Purpose: a.Purpose, Cluster: a.Cluster, Role: a.Role, Name: s.Name}
+		if err := b.writeObject(&out, &s, 0o600); err != nil {
+			return err
+		}
+	}
+	for _, a := range bundles {
+		data, err := os.ReadFile(filepath.Join(b.dir, a.File))
+		if err != nil {
+			return err
+		}
+		cm := corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(a.Purpose), Labels: labels(a)},
+			Data:       map[string]string{TrustBundleKey: string(data)},
+		}
+		out := Artifact{File: filepath.Join("k8s", cm.Name+".yaml"), Kind: KindConfigMap, Purpose: a.Purpose, Name: cm.Name}
+		if err := b.writeObject(&out, &cm, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *builder) writeObject(a *Artifact, obj any, perm os.FileMode) error {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode %s %s: %w", a.Kind, a.Name, err)
+	}
+	return b.write(a, data, perm)
+}
+
+// Secrets returns the TLS Secrets to apply in cluster (its server or client
+// credentials, good and bad), read from the folder's YAML files. They
+// carry no namespace; the caller sets it.
+func (m *Manifest) Secrets(cluster string) ([]corev1.Secret, error) {
+	var out []corev1.Secret
+	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == KindSecret && a.Cluster == cluster }) {
+		var s corev1.Secret
+		if err := m.readObject(a, &s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ConfigMaps returns the trust bundle ConfigMaps (the same for every
+// cluster): TrustBundleConfigMap with the merged bundle, and the custom,
+// empty and malformed variants. They carry no namespace.
+func (m *Manifest) ConfigMaps() ([]corev1.ConfigMap, error) {
+	var out []corev1.ConfigMap
+	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == KindConfigMap }) {
+		var cm corev1.ConfigMap
+		if err := m.readObject(a, &cm); err != nil {
+			return nil, err
+		}
+		out = append(out, cm)
+	}
+	return out, nil
+}
+
+func (m *Manifest) readObject(a Artifact, into any) error {
+	data, err := os.ReadFile(m.Path(a))
+	if err != nil {
+		return fmt.Errorf("pki %s %s: %w", a.Kind, a.Name, err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("pki %s %s (%s): %w", a.Kind, a.Name, m.Path(a), err)
+	}
+	return nil
+}
