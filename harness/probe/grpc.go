@@ -1,0 +1,259 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// GRPCTarget is where and how a gRPC probe dials.
+type GRPCTarget struct {
+	// Addr is the host:port dialled (an external name, resolved through the
+	// environment's DNS, or an IP).
+	Addr string
+	// Authority is the HTTP/2 :authority (the Stargate identity the router
+	// routes on); empty means Addr. It never changes the TLS name.
+	Authority string
+	// TLS secures the connection; its ServerName (default: Addr's host) is
+	// what the certificate must cover.
+	TLS TLS
+}
+
+func (t GRPCTarget) describe() string {
+	a := t.Authority
+	if a == "" {
+		a = t.Addr
+	}
+	return fmt.Sprintf("%s authority=%s %s", t.Addr, a, t.TLS.describe())
+}
+
+// grpcConn is one probe's client connection and what it saw.
+type grpcConn struct {
+	cc  *grpc.ClientConn
+	rec *connRecord
+}
+
+func (p *Prober) dialGRPC(t GRPCTarget) (*grpcConn, error) {
+	host, _, err := net.SplitHostPort(t.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("gRPC target %q: %w (want host:port)", t.Addr, err)
+	}
+	rec := &connRecord{}
+	creds := &recordingCreds{rec: rec}
+	if !t.TLS.Plaintext {
+		cfg, err := t.TLS.config(host, "h2")
+		if err != nil {
+			return nil, err
+		}
+		creds.inner = credentials.NewTLS(cfg)
+		creds.serverName = cfg.ServerName
+	}
+	authority := stripScheme(t.Authority)
+	if authority == "" {
+		authority = t.Addr
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			c, err := p.dialTCP(ctx, addr)
+			if err != nil {
+				rec.setErr(err)
+			}
+			return c, err
+		}),
+		grpc.WithAuthority(authority),
+	}
+	cc, err := grpc.NewClient("passthrough:///"+t.Addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gRPC client for %s: %w", t.Addr, err)
+	}
+	return &grpcConn{cc: cc, rec: rec}, nil
+}
+
+// fail turns a call's error into a classified error that names the target
+// and the deeper cause the connection recorded.
+func (p *Prober) fail(ctx context.Context, op string, t GRPCTarget, c *grpcConn, err error) error {
+	cause, sniffed := p.explain(ctx, c.rec, t.Addr, t.TLS.Plaintext)
+	if cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (connection: %w)", err, cause)
+	}
+	_, handshake, _, _ := c.rec.snapshot()
+	if sniffed == reason.None && handshake && Classify(err) == reason.Unknown && isUnavailable(err) && cause == nil {
+		sniffed = reason.Unavailable
+	}
+	return classified(fmt.Errorf("%s %s: %w", op, t.describe(), err), sniffed)
+}
+
+// Watch calls WatchStargates and returns the first response.
+func (p *Prober) Watch(ctx context.Context, t GRPCTarget) (*stargatepb.WatchStargatesResponse, error) {
+	return p.WatchUntil(ctx, t, nil)
+}
+
+// WatchUntil calls WatchStargates and returns the first response for which
+// done returns true (nil: the first response). It fails when the stream
+// ends or ctx expires first; the error then carries the last response seen.
+func (p *Prober) WatchUntil(ctx context.Context, t GRPCTarget, done func(*stargatepb.WatchStargatesResponse) bool) (resp *stargatepb.WatchStargatesResponse, err error) {
+	start := time.Now()
+	defer func() { p.record("grpc.watch", t.describe(), start, err) }()
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
+	c, err := p.dialGRPC(t)
+	if err != nil {
+		return nil, err
+	}
+	defer c.cc.Close()
+	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).WatchStargates(ctx, &stargatepb.WatchStargatesRequest{})
+	if err != nil {
+		return nil, p.fail(ctx, "watch", t, c, err)
+	}
+	var last *stargatepb.WatchStargatesResponse
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if last != nil {
+				err = fmt.Errorf("%w; last response: %v", err, last)
+			}
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("watch stream ended: %w", err)
+			}
+			return last, p.fail(ctx, "watch", t, c, err)
+		}
+		last = r
+		if done == nil || done(r) {
+			return r, nil
+		}
+	}
+}
+
+// Registration is a rogue Pylon's live registration stream.
+type Registration struct {
+	// Ack is Stargate's first acknowledgement.
+	Ack *stargatepb.InferenceServerAck
+	// Heartbeat is the interval Stargate asked for (header
+	// x-stargate-registration-heartbeat-ms), or 5 s when it named none.
+	Heartbeat time.Duration
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+	conn   *grpcConn
+}
+
+// Close ends the registration stream and waits for its heartbeats to stop.
+func (r *Registration) Close() {
+	r.once.Do(func() {
+		r.cancel()
+		<-r.done
+		r.conn.cc.Close()
+	})
+}
+
+// Register acts as a rogue Pylon: it opens RegisterInferenceServer towards
+// t (with t's :authority), sends reg and waits for the first ack. On success
+// the stream stays open, re-sending reg at the heartbeat interval, until the
+// Registration is closed or ctx ends.
+func (p *Prober) Register(ctx context.Context, t GRPCTarget, reg *stargatepb.InferenceServerRegistration) (r *Registration, err error) {
+	start := time.Now()
+	defer func() { p.record("grpc.register", t.describe()+" server="+reg.GetInferenceServerId(), start, err) }()
+	c, err := p.dialGRPC(t)
+	if err != nil {
+		return nil, err
+	}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).RegisterInferenceServer(life)
+	if err == nil {
+		err = stream.Send(reg)
+	}
+	type first struct {
+		ack *stargatepb.InferenceServerAck
+		err error
+	}
+	got := make(chan first, 1)
+	if err == nil {
+		go func() {
+			ack, err := stream.Recv()
+			got <- first{ack, err}
+		}()
+		wait, stop := p.bound(ctx)
+		select {
+		case f := <-got:
+			err = f.err
+			if err == nil {
+				r = &Registration{Ack: f.ack, done: make(chan struct{}), conn: c}
+			}
+		case <-wait.Done():
+			err = wait.Err()
+		}
+		stop()
+	}
+	if err != nil {
+		cancel()
+		defer c.cc.Close()
+		return nil, p.fail(ctx, "register", t, c, err)
+	}
+	r.Heartbeat = 5 * time.Second
+	if md, err := stream.Header(); err == nil {
+		if v := md.Get("x-stargate-registration-heartbeat-ms"); len(v) > 0 {
+			if ms, err := strconv.Atoi(v[0]); err == nil && ms > 0 {
+				r.Heartbeat = time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+	r.cancel = cancel
+	go r.beat(life, stream, reg)
+	return r, nil
+}
+
+// beat re-sends the registration and drains acks until the stream ends.
+func (r *Registration) beat(ctx context.Context, stream grpc.BidiStreamingClient[stargatepb.InferenceServerRegistration, stargatepb.InferenceServerAck], reg *stargatepb.InferenceServerRegistration) {
+	defer close(r.done)
+	go func() {
+		for {
+			if _, err := stream.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(r.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			_ = stream.CloseSend()
+			return
+		case <-tick.C:
+			if err := stream.Send(reg); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// isUnavailable reports a gRPC Unavailable status.
+func isUnavailable(err error) bool {
+	s, ok := status.FromError(err)
+	return ok && s.Code() == codes.Unavailable
+}
+
+// stripScheme turns an advertised address ("https://a.b:50071") into an
+// :authority ("a.b:50071").
+func stripScheme(addr string) string {
+	if i := strings.Index(addr, "://"); i >= 0 {
+		addr = addr[i+3:]
+	}
+	return strings.TrimSuffix(addr, "/")
+}

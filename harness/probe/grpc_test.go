@@ -1,0 +1,149 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// fakeStargate answers WatchStargates with one replica and acks
+// registrations whose :authority ends in ".sg.test", like the router.
+type fakeStargate struct {
+	stargatepb.UnimplementedStargateControlPlaneServer
+	mu          sync.Mutex
+	authorities []string
+}
+
+func (f *fakeStargate) WatchStargates(_ *stargatepb.WatchStargatesRequest, s grpc.ServerStreamingServer[stargatepb.WatchStargatesResponse]) error {
+	return s.Send(&stargatepb.WatchStargatesResponse{Stargates: []*stargatepb.StargateInfo{{StargateId: "sg-0", AdvertiseAddr: "sg-0.sg.test:50071"}}})
+}
+
+func (f *fakeStargate) RegisterInferenceServer(s grpc.BidiStreamingServer[stargatepb.InferenceServerRegistration, stargatepb.InferenceServerAck]) error {
+	md, _ := metadata.FromIncomingContext(s.Context())
+	auth := strings.Join(md.Get(":authority"), ",")
+	f.mu.Lock()
+	f.authorities = append(f.authorities, auth)
+	f.mu.Unlock()
+	if !strings.HasSuffix(strings.Split(auth, ":")[0], ".sg.test") {
+		return status.Errorf(codes.InvalidArgument, "registration requires a target stargate authority, got %q", auth)
+	}
+	if err := s.SendHeader(metadata.Pairs("x-stargate-registration-heartbeat-ms", "50")); err != nil {
+		return err
+	}
+	for {
+		reg, err := s.Recv()
+		if err != nil {
+			return nil
+		}
+		if err := s.Send(&stargatepb.InferenceServerAck{ReverseTunnelTarget: reg.GetInferenceServerId()}); err != nil {
+			return err
+		}
+	}
+}
+
+// serveGRPC starts a gRPC server (TLS with cert, or plaintext when cert is
+// nil) on loopback and returns its address.
+func serveGRPC(t *testing.T, cert *tls.Certificate) (string, *fakeStargate) {
+	t.Helper()
+	var opts []grpc.ServerOption
+	if cert != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}})))
+	}
+	s := grpc.NewServer(opts...)
+	f := &fakeStargate{}
+	stargatepb.RegisterStargateControlPlaneServer(s, f)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(ln)
+	t.Cleanup(s.Stop)
+	return ln.Addr().String(), f
+}
+
+func TestGRPCClassification(t *testing.T) {
+	ca, other := newTestCA(t, "root"), newTestCA(t, "other root")
+	good := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	expired := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Now().Add(-time.Hour), "ingress.test")
+	tlsAddr, _ := serveGRPC(t, &good)
+	expiredAddr, _ := serveGRPC(t, &expired)
+	plainAddr, _ := serveGRPC(t, nil)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refusedAddr := closed.Addr().String()
+	closed.Close()
+
+	for _, tc := range []struct {
+		name string
+		addr string
+		tls  TLS
+		want reason.Reason
+	}{
+		{"verified", tlsAddr, TLS{Roots: ca.pool(), ServerName: "ingress.test"}, reason.None},
+		{"wrong root", tlsAddr, TLS{Roots: other.pool(), ServerName: "ingress.test"}, reason.UnknownAuthority},
+		{"wrong host", tlsAddr, TLS{Roots: ca.pool(), ServerName: "elsewhere.test"}, reason.HostnameMismatch},
+		{"expired", expiredAddr, TLS{Roots: ca.pool(), ServerName: "ingress.test"}, reason.Expired},
+		{"no trust", tlsAddr, TLS{ServerName: "ingress.test"}, reason.NoTrust},
+		{"plaintext to TLS", tlsAddr, TLS{Plaintext: true}, reason.PlaintextToTLS},
+		{"TLS to plaintext", plainAddr, TLS{Roots: ca.pool(), ServerName: "ingress.test"}, reason.PlaintextToTLS},
+		{"plaintext to plaintext", plainAddr, TLS{Plaintext: true}, reason.None},
+		{"refused", refusedAddr, TLS{Roots: ca.pool(), ServerName: "ingress.test"}, reason.ConnectionRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(Options{Timeout: 5 * time.Second})
+			resp, err := p.Watch(context.Background(), GRPCTarget{Addr: tc.addr, Authority: "sg-0.sg.test:50071", TLS: tc.tls})
+			require.Equal(t, tc.want, Classify(err), "error: %v", err)
+			if tc.want == reason.None {
+				require.Len(t, resp.GetStargates(), 1)
+			}
+			tr := p.Transcript()
+			require.Len(t, tr, 1)
+			require.Equal(t, tc.want, tr[0].Reason)
+		})
+	}
+}
+
+func TestRegisterKeepsAuthorityApartFromTLSName(t *testing.T) {
+	ca := newTestCA(t, "root")
+	cert := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	addr, f := serveGRPC(t, &cert)
+	p := New(Options{})
+	target := GRPCTarget{Addr: addr, Authority: "https://sg-1.sg.test:50071", TLS: TLS{Roots: ca.pool(), ServerName: "ingress.test"}}
+	reg, err := p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue-1"})
+	require.NoError(t, err)
+	require.Equal(t, "rogue-1", reg.Ack.GetReverseTunnelTarget())
+	require.Equal(t, 50*time.Millisecond, reg.Heartbeat)
+	reg.Close()
+	f.mu.Lock()
+	require.Equal(t, []string{"sg-1.sg.test:50071"}, f.authorities)
+	f.mu.Unlock()
+
+	target.Authority = "" // the dial address: no Stargate identity
+	_, err = p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue-2"})
+	require.Equal(t, reason.InvalidAuthority, Classify(err), "error: %v", err)
+}
+
+func TestWatchUntilTimesOut(t *testing.T) {
+	ca := newTestCA(t, "root")
+	cert := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	addr, _ := serveGRPC(t, &cert)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := New(Options{}).WatchUntil(ctx, GRPCTarget{Addr: addr, TLS: TLS{Roots: ca.pool(), ServerName: "ingress.test"}},
+		func(r *stargatepb.WatchStargatesResponse) bool { return len(r.Stargates) == 2 })
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "sg-0", "the error names the last response seen")
+}

@@ -1,0 +1,161 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// HTTPTarget is where and how an HTTP probe sends a request.
+type HTTPTarget struct {
+	// URL is the base URL, e.g. "https://invoke.region-a.nvcf.test:8000".
+	URL string
+	// TLS secures https URLs (ignored for http URLs, which are plaintext on purpose).
+	TLS TLS
+}
+
+// Response is what an HTTP probe got back.
+type Response struct {
+	Status int
+	// ErrorCode is the x-stargate-error-code header.
+	ErrorCode string
+	Header    http.Header
+	Body      []byte
+}
+
+// maxBody bounds what a probe reads of a response.
+const maxBody = 1 << 20
+
+func (p *Prober) httpClient(t HTTPTarget) (*http.Client, *connRecord, error) {
+	u, err := url.Parse(t.URL)
+	if err != nil || u.Host == "" {
+		return nil, nil, fmt.Errorf("HTTP target %q: want scheme://host:port (%v)", t.URL, err)
+	}
+	rec := &connRecord{}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			c, err := p.dialTCP(ctx, addr)
+			if err != nil {
+				rec.setErr(err)
+				return nil, err
+			}
+			rec.mu.Lock()
+			rec.dialed = true
+			rec.mu.Unlock()
+			return &recordingConn{Conn: c, rec: rec}, nil
+		},
+		DisableKeepAlives: true,
+	}
+	if u.Scheme == "https" {
+		cfg, err := t.TLS.config(u.Hostname())
+		if err != nil {
+			return nil, nil, err
+		}
+		tr.TLSClientConfig = cfg
+		tr.ForceAttemptHTTP2 = true
+	}
+	return &http.Client{Transport: tr}, rec, nil
+}
+
+// Do sends one request to t.URL+path and returns the response. A 404 with
+// x-stargate-error-code no_eligible_candidates is returned together with an
+// error of reason.NoEligibleCandidates; other statuses are returned without
+// an error, for the caller to judge.
+func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (resp *Response, err error) {
+	start := time.Now()
+	defer func() {
+		desc := fmt.Sprintf("%s %s%s %s", method, t.URL, path, t.TLS.describe())
+		if resp != nil && err == nil {
+			desc += fmt.Sprintf(" → %d", resp.Status)
+		}
+		p.record("http", desc, start, err)
+	}()
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
+	c, rec, err := p.httpClient(t)
+	if err != nil {
+		return nil, err
+	}
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, method, t.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("request %s %s: %w", method, t.URL+path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hr, err := c.Do(req)
+	if err != nil {
+		u, _ := url.Parse(t.URL)
+		cause, sniffed := p.explain(ctx, rec, u.Host, u.Scheme != "https")
+		if cause != nil && Classify(err) == reason.Unknown {
+			err = fmt.Errorf("%w (connection: %w)", err, cause)
+		}
+		return nil, classified(fmt.Errorf("%s %s: %w", method, t.URL+path, err), sniffed)
+	}
+	defer hr.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
+	if err != nil {
+		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.None)
+	}
+	resp = &Response{Status: hr.StatusCode, ErrorCode: hr.Header.Get("x-stargate-error-code"), Header: hr.Header, Body: data}
+	if resp.Status == http.StatusNotFound && resp.ErrorCode == string(reason.NoEligibleCandidates) {
+		return resp, reason.Wrap(reason.NoEligibleCandidates, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
+	}
+	return resp, nil
+}
+
+// ChatCompletion posts a minimal OpenAI-style chat completion for model
+// and returns the response; a non-2xx status other than the typed 404 is an error.
+func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, content string) (*Response, error) {
+	body, err := json.Marshal(map[string]any{
+		"model":    model,
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.Do(ctx, t, http.MethodPost, "/v1/chat/completions", body)
+	if err != nil {
+		return resp, err
+	}
+	if resp.Status/100 != 2 {
+		return resp, fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %s", t.URL, model, resp.Status, truncate(resp.Body))
+	}
+	return resp, nil
+}
+
+// GetJSON fetches url (plaintext http, e.g. a pod's /status on its pod IP)
+// and decodes the JSON body into v.
+func (p *Prober) GetJSON(ctx context.Context, rawURL string, v any) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("status URL %q: %w", rawURL, err)
+	}
+	resp, err := p.Do(ctx, HTTPTarget{URL: u.Scheme + "://" + u.Host}, http.MethodGet, u.RequestURI(), nil)
+	if err != nil {
+		return err
+	}
+	if resp.Status != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d: %s", rawURL, resp.Status, truncate(resp.Body))
+	}
+	if err := json.Unmarshal(resp.Body, v); err != nil {
+		return fmt.Errorf("GET %s: decode JSON: %w", rawURL, err)
+	}
+	return nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}

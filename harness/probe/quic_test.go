@@ -1,0 +1,66 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/tunnel"
+)
+
+// serveTunnel starts the reference tunnel server on loopback UDP.
+func serveTunnel(t *testing.T, cfg tunnel.ServerConfig) string {
+	t.Helper()
+	s, err := tunnel.NewServer(cfg)
+	require.NoError(t, err)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Serve(ctx, pc) }()
+	t.Cleanup(func() { cancel(); <-done; pc.Close() })
+	return pc.LocalAddr().String()
+}
+
+func TestTunnelClassification(t *testing.T) {
+	ca, other := newTestCA(t, "root"), newTestCA(t, "other root")
+	clientCA := newTestCA(t, "client root")
+	server := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "sg-0.sg.test")
+	tokenAddr := serveTunnel(t, tunnel.ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{server}}, Token: "secret"})
+	mtlsAddr := serveTunnel(t, tunnel.ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{server}}, Token: "secret", ClientCAs: clientCA.pool()})
+	goodClient := clientCA.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
+	rogueClient := other.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
+
+	for _, tc := range []struct {
+		name  string
+		addr  string
+		tls   TLS
+		token string
+		want  reason.Reason
+	}{
+		{"accepted", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.None},
+		{"bad token", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "guess", reason.BadToken},
+		{"wrong server root", tokenAddr, TLS{Roots: other.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.UnknownAuthority},
+		{"unknown SNI name", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-9.elsewhere.test"}, "secret", reason.HostnameMismatch},
+		{"mutual TLS accepted", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{goodClient}}, "secret", reason.None},
+		{"missing client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.ClientCertRequired},
+		{"untrusted client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{rogueClient}}, "secret", reason.UntrustedClientCert},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(Options{Timeout: 5 * time.Second})
+			err := p.Tunnel(context.Background(), QUICTarget{Addr: tc.addr, TLS: tc.tls, InferenceServerID: "rogue", Token: tc.token})
+			require.Equal(t, tc.want, Classify(err), "error: %v", err)
+		})
+	}
+}
+
+func TestTunnelNeedsRoots(t *testing.T) {
+	err := New(Options{}).Tunnel(context.Background(), QUICTarget{Addr: "127.0.0.1:9", TLS: TLS{ServerName: "x"}})
+	require.Equal(t, reason.NoTrust, Classify(err))
+}
