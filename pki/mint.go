@@ -53,6 +53,10 @@ func (mt *Minter) Mint(ctx context.Context, req Request, dir string) (*Manifest,
 	hash := inputHash(n, sysInfo.SHA256)
 	now := time.Now().UTC()
 
+	if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("output folder %q exists and is not a folder; choose another path", dir)
+	}
+	_, merr := os.Stat(filepath.Join(dir, ManifestFile))
 	switch old, err := Load(dir); {
 	case err == nil:
 		why := old.staleness(hash, now)
@@ -62,12 +66,10 @@ func (mt *Minter) Mint(ctx context.Context, req Request, dir string) (*Manifest,
 			return old, nil
 		}
 		log.Info("pki folder re-minted", "dir", dir, "why", why)
-	case !errors.Is(err, fs.ErrNotExist):
+	case merr == nil:
+		// Our folder, but its manifest is unreadable or from another format.
 		log.Info("pki folder re-minted", "dir", dir, "why", err)
 	default:
-		if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
-			return nil, fmt.Errorf("output folder %q exists and is not a folder; choose another path", dir)
-		}
 		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
 			return nil, fmt.Errorf("output folder %q is not empty and holds no %s; choose an empty or new folder", dir, ManifestFile)
 		}

@@ -19,7 +19,7 @@ import (
 // runPKI dispatches `harness pki mint` and `harness pki inspect`.
 func runPKI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: harness pki mint --topology FILE --out DIR | harness pki inspect DIR")
+		fmt.Fprintln(stderr, "usage: harness pki mint --topology FILE --out DIR | harness pki inspect [--all] DIR")
 		return errors.New("pki: want a subcommand: mint or inspect")
 	}
 	switch args[0] {
@@ -68,6 +68,7 @@ func runPKIMint(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func runPKIInspect(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pki inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	all := fs.Bool("all", false, "list keys, Secrets and ConfigMaps too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,9 +83,15 @@ func runPKIInspect(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FILE\tPURPOSE\tSUBJECT\tSANS\tNOT-BEFORE\tNOT-AFTER\tISSUER\tVERIFY-NAME\tVERIFIES\tAS-INTENDED")
 	bad := 0
+	hidden := 0
 	for _, a := range m.Artifacts {
+		verifiable := a.Kind == pki.KindCert || a.Kind == pki.KindBundle
+		if !verifiable && !*all {
+			hidden++
+			continue
+		}
 		verifies, intended := "-", "-"
-		if a.Kind == pki.KindCert || a.Kind == pki.KindBundle {
+		if verifiable {
 			got, _ := m.Verify(a, now)
 			verifies = "yes"
 			if got != "" {
@@ -102,6 +109,9 @@ func runPKIInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(stdout, "(%d keys, Secrets and ConfigMaps not listed; --all lists them)\n", hidden)
 	}
 	if bad > 0 {
 		return fmt.Errorf("pki inspect: %d artifacts do not behave as intended at %s; re-mint the folder", bad, now.UTC().Format(time.RFC3339))
