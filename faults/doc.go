@@ -1,2 +1,12 @@
-// Package faults injects time-bounded network, pod, certificate, DNS and downgrade faults.
+// Package faults injects time-bounded faults into a running environment:
+// network faults on the paths between clusters (TCP toxics through an
+// embedded toxiproxy, UDP impairments for QUIC, partitions), pod faults
+// (delete, crash, scale), certificate rotation, DNS answers and TLS
+// downgrade.
+//
+// A Fault is a value (name, target, action, start delay, duration). Run
+// and Start inject it and always run its undo (when the duration ends, the
+// context ends, the test ends or the code panics), record when it was
+// active in a Recorder, and journal it in the state directory so that
+// CleanupLeftovers removes what a killed run left behind. See README.md.
 package faults

@@ -1,0 +1,153 @@
+package faults
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/journal"
+)
+
+// Kind names a family of faults.
+type Kind string
+
+// The kinds of faults.
+const (
+	KindTCP       Kind = "tcp"         // toxics on TCP connections over a path
+	KindUDP       Kind = "udp"         // impairments of UDP datagrams over a path
+	KindPartition Kind = "partition"   // drop everything between two clusters
+	KindPodDelete Kind = "pod-delete"  // delete pods through the API
+	KindPodCrash  Kind = "pod-crash"   // kill pods' processes behind the API's back
+	KindScale     Kind = "scale"       // change a workload's replicas
+	KindCert      Kind = "cert-rotate" // replace a TLS Secret's certificate
+	KindDNS       Kind = "dns"         // answer an external name wrongly
+	KindDowngrade Kind = "downgrade"   // answer TLS clients in plaintext
+)
+
+// Target says what a fault hits, for people and reports; the Action holds
+// the concrete addresses and objects.
+type Target struct {
+	// Cluster hit by pod, certificate and DNS faults.
+	Cluster string `json:"cluster,omitempty"`
+	// From and To: the clusters at both ends of a path.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Service: a Service, Secret, workload or address, e.g. "nvcf/stargate-ingress".
+	Service string `json:"service,omitempty"`
+	// Pods: a pod name or label selector.
+	Pods string `json:"pods,omitempty"`
+}
+
+// String renders the target as "from->to service", "cluster/pods" and so on.
+func (t Target) String() string {
+	var parts []string
+	if t.From != "" || t.To != "" {
+		parts = append(parts, t.From+"->"+t.To)
+	}
+	if t.Cluster != "" {
+		parts = append(parts, t.Cluster)
+	}
+	if t.Service != "" {
+		parts = append(parts, t.Service)
+	}
+	if t.Pods != "" {
+		parts = append(parts, "pods="+t.Pods)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Undo reverts an injected fault. It must be safe to call once, also with
+// a context whose parent has ended.
+type Undo func(ctx context.Context) error
+
+// Action is what a fault does: one of the typed actions of this package
+// (TCPFault, UDPFault, Partition, PodDelete, PodCrash, Scale, CertRotate,
+// DNSFault, Downgrade).
+type Action interface {
+	// Kind is the action's family.
+	Kind() Kind
+	// Describe summarises the parameters for reports.
+	Describe() string
+	inject(ctx context.Context, e *env) (Undo, error)
+}
+
+// Fault is one declarative, time-bounded fault.
+type Fault struct {
+	// Name is a short human name (default: the kind).
+	Name string
+	// Target is what the fault hits, as reports name it.
+	Target Target
+	// Action injects the fault and returns its undo.
+	Action Action
+	// Start delays the injection after Run or Start is called.
+	Start time.Duration
+	// Duration is how long the fault stays; 0 means until the context ends
+	// or Stop is called.
+	Duration time.Duration
+}
+
+// Kind is the fault's action kind.
+func (f Fault) Kind() Kind {
+	if f.Action == nil {
+		return ""
+	}
+	return f.Action.Kind()
+}
+
+func (f Fault) name() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return string(f.Kind())
+}
+
+// Inject applies the fault now, without recording or journaling it, and
+// returns its undo. Prefer Run or Start, which always undo.
+func (f Fault) Inject(ctx context.Context) (Undo, error) {
+	if f.Action == nil {
+		return nil, fmt.Errorf("fault %q has no Action", f.Name)
+	}
+	return f.Action.inject(ctx, &env{id: newID(f.Kind()), log: slog.New(slog.DiscardHandler)})
+}
+
+// env is what an action gets from the wrapper.
+type env struct {
+	id      string
+	log     *slog.Logger
+	journal *journal.Journal
+	entry   journal.Entry
+}
+
+// comment is the nftables comment of this fault's rules.
+func (e *env) comment() string { return "nvcf-fault:" + e.id }
+
+// persist journals what a later process needs to undo this fault; actions
+// call it before they change anything that outlives the process.
+func (e *env) persist(c journal.Cleanup) error {
+	if e.journal == nil {
+		return nil
+	}
+	if c.NFT != nil {
+		e.entry.Cleanup.NFT = c.NFT
+	}
+	if c.Secret != nil {
+		e.entry.Cleanup.Secret = c.Secret
+	}
+	if c.Scale != nil {
+		e.entry.Cleanup.Scale = c.Scale
+	}
+	if err := e.journal.Put(e.entry); err != nil {
+		return fmt.Errorf("journal fault %s: %w", e.id, err)
+	}
+	return nil
+}
+
+func newID(k Kind) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return string(k) + "-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,123 @@
+// Package procs finds the processes of a pod started by the embedded
+// provider's process kubelet, without asking Kubernetes: by the pod's
+// network namespace (`nvcf-<cluster>-<first 8 of uid>`, as `ip netns pids`
+// does) or by the pod UID in a process's environment or command line.
+package procs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Finder reads /proc and the named network namespaces.
+type Finder struct {
+	// Proc is the proc mount (default /proc).
+	Proc string
+	// NetnsDir holds named namespaces (default /run/netns).
+	NetnsDir string
+}
+
+func (f Finder) proc() string {
+	if f.Proc == "" {
+		return "/proc"
+	}
+	return f.Proc
+}
+
+func (f Finder) netnsDir() string {
+	if f.NetnsDir == "" {
+		return "/run/netns"
+	}
+	return f.NetnsDir
+}
+
+// NetnsOf returns the names of the pod namespaces `nvcf-*-<uid8>` for uid.
+func (f Finder) NetnsOf(uid string) []string {
+	if len(uid) < 8 {
+		return nil
+	}
+	entries, _ := os.ReadDir(f.netnsDir())
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, "nvcf-") && strings.HasSuffix(n, "-"+uid[:8]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+type inode struct{ dev, ino uint64 }
+
+func statInode(path string) (inode, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return inode{}, false
+	}
+	return inode{uint64(st.Dev), st.Ino}, true
+}
+
+// PodPIDs returns the pids of the pod with uid: every process in one of
+// its named namespaces, plus every process whose environment or command
+// line names the uid. The calling process is never included.
+func (f Finder) PodPIDs(uid string) ([]int, error) {
+	if uid == "" {
+		return nil, errors.New("procs: empty pod uid")
+	}
+	want := map[inode]bool{}
+	for _, n := range f.NetnsOf(uid) {
+		if in, ok := statInode(filepath.Join(f.netnsDir(), n)); ok {
+			want[in] = true
+		}
+	}
+	entries, err := os.ReadDir(f.proc())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.proc(), err)
+	}
+	self := os.Getpid()
+	needle := []byte(uid)
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join(f.proc(), e.Name())
+		if len(want) > 0 {
+			if in, ok := statInode(filepath.Join(dir, "ns", "net")); ok && want[in] {
+				out = append(out, pid)
+				continue
+			}
+		}
+		if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil && bytes.Contains(env, needle) {
+			out = append(out, pid)
+			continue
+		}
+		if cmd, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && bytes.Contains(cmd, needle) {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// Kill sends sig to every pid and returns the ones it reached.
+func Kill(pids []int, sig syscall.Signal) ([]int, error) {
+	var hit []int
+	var errs []error
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, sig); err != nil {
+			if !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("kill %d: %w", pid, err))
+			}
+			continue
+		}
+		hit = append(hit, pid)
+	}
+	return hit, errors.Join(errs...)
+}

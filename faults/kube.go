@@ -1,0 +1,91 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nvcf/conformance/faults/internal/journal"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Cluster is how a pod, workload or certificate fault reaches one
+// cluster's API: a kubeconfig path and context, or a ready Client.
+type Cluster struct {
+	// Kubeconfig is the kubeconfig file; Context the context in it (""
+	// = its current context).
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+	// Client, when set, is used instead of loading Kubeconfig. Faults that
+	// change objects still journal Kubeconfig/Context, so that a killed
+	// run's changes can be restored only when those are set too.
+	Client kubernetes.Interface `json:"-"`
+}
+
+func (c Cluster) client() (kubernetes.Interface, error) {
+	if c.Client != nil {
+		return c.Client, nil
+	}
+	return clientFor(journal.Cluster{Kubeconfig: c.Kubeconfig, Context: c.Context})
+}
+
+func (c Cluster) ref() journal.Cluster {
+	return journal.Cluster{Kubeconfig: c.Kubeconfig, Context: c.Context}
+}
+
+func (c Cluster) String() string {
+	if c.Context != "" {
+		return c.Context
+	}
+	return c.Kubeconfig
+}
+
+func clientFor(c journal.Cluster) (kubernetes.Interface, error) {
+	if c.Kubeconfig == "" {
+		return nil, errors.New("no kubeconfig given (set Cluster.Kubeconfig to the environment's kubeconfig path)")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: c.Context},
+	).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s context %q: %w", c.Kubeconfig, c.Context, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s context %q: %w", c.Kubeconfig, c.Context, err)
+	}
+	return cs, nil
+}
+
+// podsOf returns the pods named name, or matching selector.
+func podsOf(ctx context.Context, cs kubernetes.Interface, ns, name, selector string) ([]podRef, error) {
+	if name != "" {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
+		}
+		return []podRef{{p.Name, string(p.UID)}}, nil
+	}
+	if selector == "" {
+		return nil, errors.New("name a pod or give a label selector")
+	}
+	l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("list pods %s in %s: %w", selector, ns, err)
+	}
+	var out []podRef
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, podRef{p.Name, string(p.UID)})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no running pod matches %q in namespace %s", selector, ns)
+	}
+	return out, nil
+}
+
+type podRef struct{ name, uid string }

@@ -1,0 +1,100 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/journal"
+	"github.com/nvcf/conformance/faults/internal/nft"
+)
+
+// Entry is a journaled fault: one that is active, or that a killed run
+// left behind.
+type Entry struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Kind    Kind      `json:"kind"`
+	Target  string    `json:"target"`
+	Params  string    `json:"params"`
+	Started time.Time `json:"started"`
+	// Until is when the fault is due to end (zero: open-ended).
+	Until time.Time `json:"until,omitzero"`
+	// PID is the owner process; Alive says whether it still runs.
+	PID   int  `json:"pid"`
+	Alive bool `json:"alive"`
+}
+
+func entryOf(e journal.Entry) Entry {
+	return Entry{ID: e.ID, Name: e.Name, Kind: Kind(e.Kind), Target: e.Target, Params: e.Params, Started: e.Started, Until: e.Until, PID: e.PID, Alive: journal.Alive(e)}
+}
+
+// List returns the faults journaled in stateDir.
+func List(stateDir string) ([]Entry, error) {
+	j, err := journal.Open(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	es, err := j.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(es))
+	for _, e := range es {
+		out = append(out, entryOf(e))
+	}
+	return out, nil
+}
+
+// CleanupLeftovers undoes every fault journaled in stateDir whose owner
+// process no longer runs: it deletes the fault's nftables rules, restores
+// Secrets and replica counts, and removes the entry. Faults of running
+// processes are left alone. Every command that touches an environment
+// calls it first. It returns the entries it cleaned.
+func CleanupLeftovers(ctx context.Context, stateDir string, log *slog.Logger) ([]Entry, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	j, err := journal.Open(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	es, err := j.List()
+	if err != nil {
+		return nil, err
+	}
+	var cleaned []Entry
+	var errs []error
+	for _, e := range es {
+		if journal.Alive(e) {
+			continue
+		}
+		if err := cleanup(ctx, e.Cleanup); err != nil {
+			errs = append(errs, fmt.Errorf("clean up fault %s left by pid %d: %w", e.ID, e.PID, err))
+			continue
+		}
+		if err := j.Remove(e.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.Info("removed a fault left by a killed run", "id", e.ID, "name", e.Name, "target", e.Target)
+		cleaned = append(cleaned, entryOf(e))
+	}
+	return cleaned, errors.Join(errs...)
+}
+
+func cleanup(ctx context.Context, c journal.Cleanup) error {
+	var errs []error
+	if c.NFT != nil {
+		errs = append(errs, nft.Delete(ctx, c.NFT.Netns, c.NFT.Comment))
+	}
+	if c.Secret != nil {
+		errs = append(errs, restoreSecret(ctx, *c.Secret))
+	}
+	if c.Scale != nil {
+		errs = append(errs, restoreScale(ctx, *c.Scale))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,115 @@
+package faults
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Record is one fault's life, as reports show it.
+type Record struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Kind   Kind   `json:"kind"`
+	Target string `json:"target"`
+	Params string `json:"params"`
+	// Injected is when the fault took effect; Undone when its undo
+	// finished (zero while active).
+	Injected time.Time `json:"injected"`
+	Undone   time.Time `json:"undone,omitzero"`
+	// UndoError is the undo's error, if any.
+	UndoError string `json:"undoError,omitempty"`
+}
+
+// ActiveAt reports whether the fault was in effect at t.
+func (r Record) ActiveAt(t time.Time) bool {
+	return !t.Before(r.Injected) && (r.Undone.IsZero() || t.Before(r.Undone))
+}
+
+// Recorder keeps the records of the faults run through it, and journals
+// active faults in a state directory. It is safe for concurrent use; a nil
+// *Recorder records nothing.
+type Recorder struct {
+	stateDir string
+	log      *slog.Logger
+	mu       sync.Mutex
+	records  []Record
+}
+
+// NewRecorder returns a recorder that journals active faults in stateDir
+// ("" = no journal; then a killed run's leftovers cannot be cleaned up)
+// and logs to log (nil = discard).
+func NewRecorder(stateDir string, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Recorder{stateDir: stateDir, log: log}
+}
+
+func (r *Recorder) logger() *slog.Logger {
+	if r == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.log
+}
+
+func (r *Recorder) add(rec Record) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec)
+}
+
+func (r *Recorder) finish(id string, at time.Time, err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.records {
+		if r.records[i].ID == id {
+			r.records[i].Undone = at
+			if err != nil {
+				r.records[i].UndoError = err.Error()
+			}
+		}
+	}
+}
+
+// Records returns every record, in injection order.
+func (r *Recorder) Records() []Record {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Record(nil), r.records...)
+}
+
+// ActiveAt returns the faults that were in effect at t.
+func (r *Recorder) ActiveAt(t time.Time) []Record {
+	var out []Record
+	for _, rec := range r.Records() {
+		if rec.ActiveAt(t) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// Active returns the faults in effect now.
+func (r *Recorder) Active() []Record { return r.ActiveAt(time.Now()) }
+
+// During returns the faults in effect at any moment of [from, to], for an
+// assertion that took a while.
+func (r *Recorder) During(from, to time.Time) []Record {
+	var out []Record
+	for _, rec := range r.Records() {
+		if !rec.Injected.After(to) && (rec.Undone.IsZero() || rec.Undone.After(from)) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/journal"
+)
+
+// UndoTimeout bounds an undo that runs after its context ended.
+const UndoTimeout = 30 * time.Second
+
+// Handle is an injected fault. Stop undoes it; it also undoes itself when
+// its Duration ends or the context given to Start ends.
+type Handle struct {
+	rec  *Recorder
+	f    Fault
+	id   string
+	undo Undo
+	j    *journal.Journal
+
+	once sync.Once
+	done chan struct{}
+	err  error
+}
+
+// ID identifies the fault in records, the journal and nftables comments.
+func (h *Handle) ID() string { return h.id }
+
+// Done is closed when the undo has finished.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Err is the undo's error, after Done.
+func (h *Handle) Err() error {
+	select {
+	case <-h.done:
+		return h.err
+	default:
+		return nil
+	}
+}
+
+// Stop undoes the fault now (once; later calls wait for the first and
+// return its error). The undo runs even if ctx has ended, bounded by
+// UndoTimeout.
+func (h *Handle) Stop(ctx context.Context) error {
+	h.once.Do(func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), UndoTimeout)
+		defer cancel()
+		err := h.undo(uctx)
+		if err != nil {
+			err = fmt.Errorf("undo fault %s (%s): %w", h.id, h.f.name(), err)
+		} else if h.j != nil {
+			// Keep the journal entry when the undo failed, so cleanup retries.
+			err = h.j.Remove(h.id)
+		}
+		h.err = err
+		h.rec.finish(h.id, time.Now(), err)
+		log := h.rec.logger()
+		if err != nil {
+			log.Error("fault undo failed", "id", h.id, "err", err)
+		} else {
+			log.Info("fault undone", "id", h.id, "name", h.f.name())
+		}
+		close(h.done)
+	})
+	<-h.done
+	return h.err
+}
+
+// Start waits f.Start, injects f, records and journals it, and returns a
+// handle. The fault is undone when f.Duration has passed, when ctx ends, or
+// when Stop is called, whichever comes first. If the injection fails,
+// whatever it had changed is reverted and the error returned.
+func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
+	if f.Action == nil {
+		return nil, fmt.Errorf("fault %q has no Action (use one of TCPFault, UDPFault, Partition, …)", f.Name)
+	}
+	if f.Start > 0 {
+		t := time.NewTimer(f.Start)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("fault %s: context ended before its start: %w", f.name(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	e := &env{id: newID(f.Kind()), log: rec.logger()}
+	if rec != nil && rec.stateDir != "" {
+		j, err := journal.Open(rec.stateDir)
+		if err != nil {
+			return nil, err
+		}
+		e.journal = j
+		e.entry = journal.Entry{ID: e.id, Name: f.name(), Kind: string(f.Kind()), Target: f.Target.String(), Params: f.Action.Describe(), Started: time.Now()}
+		if f.Duration > 0 {
+			e.entry.Until = e.entry.Started.Add(f.Duration)
+		}
+		if err := j.Put(e.entry); err != nil {
+			return nil, fmt.Errorf("journal fault %s: %w", e.id, err)
+		}
+	}
+	undo, err := f.Action.inject(ctx, e)
+	if err != nil {
+		if e.journal != nil {
+			err = errors.Join(err, e.journal.Remove(e.id))
+		}
+		return nil, fmt.Errorf("inject fault %s (%s on %s): %w", f.name(), f.Kind(), f.Target, err)
+	}
+	h := &Handle{rec: rec, f: f, id: e.id, undo: undo, j: e.journal, done: make(chan struct{})}
+	rec.add(Record{ID: e.id, Name: f.name(), Kind: f.Kind(), Target: f.Target.String(), Params: f.Action.Describe(), Injected: time.Now()})
+	rec.logger().Info("fault injected", "id", e.id, "name", f.name(), "target", f.Target.String(), "params", f.Action.Describe())
+	go func() {
+		var expire <-chan time.Time
+		if f.Duration > 0 {
+			t := time.NewTimer(f.Duration)
+			defer t.Stop()
+			expire = t.C
+		}
+		select {
+		case <-expire:
+		case <-ctx.Done():
+		case <-h.done:
+			return
+		}
+		_ = h.Stop(ctx)
+	}()
+	return h, nil
+}
+
+// StartT is Start for tests: it fails tb when the injection fails and
+// registers the undo with tb.Cleanup, so the fault is undone when the test
+// ends, fails or panics.
+func StartT(ctx context.Context, tb testing.TB, f Fault, rec *Recorder) *Handle {
+	tb.Helper()
+	h, err := Start(ctx, f, rec)
+	if err != nil {
+		tb.Fatalf("%v", err)
+		return nil
+	}
+	tb.Cleanup(func() {
+		if err := h.Stop(context.Background()); err != nil {
+			tb.Errorf("%v", err)
+		}
+	})
+	return h
+}
+
+// Run injects f, waits until its Duration has passed or ctx ends, and
+// undoes it, also when the caller panics. It returns the injection's or
+// the undo's error; a context that ends early is not an error.
+func Run(ctx context.Context, f Fault, rec *Recorder) error {
+	h, err := Start(ctx, f, rec)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = h.Stop(ctx) }()
+	if f.Duration == 0 {
+		<-ctx.Done()
+	} else {
+		<-h.Done()
+	}
+	return h.Stop(ctx)
+}
