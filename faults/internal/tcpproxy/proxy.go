@@ -59,9 +59,9 @@ type Proxy struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	// conns are closed by Close; they are kept until then (a fault is short-lived).
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-	log    *slog.Logger
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+	log   *slog.Logger
 }
 
 // New starts a proxy.
