@@ -1,2 +1,17 @@
-// Package pki mints good and deliberately bad PKI with cfssl for a topology's names.
+// Package pki mints good and deliberately bad PKI with cfssl for a
+// topology's names: a trusted root (optionally with an intermediate), a
+// wrong root nobody trusts, per-cluster server certificates for the TLS
+// ingress and the QUIC relay (good, wrong host, expired, not yet valid,
+// wrong root, no server-auth usage, CN without SAN), reverse-QUIC client
+// certificates (good, wrong root, expired), and trust bundles (custom,
+// merged system+custom, missing, empty, partially malformed).
+//
+// Mint takes plain data (a Request; package pkitopo derives one from a
+// topology) and writes a folder with a manifest.json that names every
+// artifact, its purpose, SANs, validity, issuer, the name it is verified
+// for and the typed reason (package fixtures/reason) it must fail with.
+// The folder also holds Kubernetes Secrets (kubernetes.io/tls) and the
+// nvcf-transport-trust-bundle ConfigMaps as YAML, which Manifest.Secrets
+// and Manifest.ConfigMaps return as k8s.io/api values. Unchanged inputs
+// reuse the folder; see README.md for the layout and the rules.
 package pki

@@ -88,6 +88,9 @@ func TestFindHelpers(t *testing.T) {
 	require.Equal(t, "nvcf-quic-server-expired", cred.Secret)
 	require.FileExists(t, cred.CertPath)
 	require.FileExists(t, cred.KeyPath)
+	pair, err := cred.TLSCertificate()
+	require.NoError(t, err)
+	require.Equal(t, cred.Cert.NotAfter, pair.Leaf.NotAfter.UTC())
 
 	_, err = m.Find(pki.ServerGood, "region-z")
 	require.ErrorContains(t, err, `"region-z"`)

@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -192,6 +193,15 @@ func (m *Manifest) Credential(role Role, p Purpose, cluster string) (Credential,
 		c.Secret = s.Name
 	}
 	return c, nil
+}
+
+// TLSCertificate loads the credential for a crypto/tls server or client.
+func (c Credential) TLSCertificate() (tls.Certificate, error) {
+	pair, err := tls.LoadX509KeyPair(c.CertPath, c.KeyPath)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("pki credential %s %s: %w", c.Cert.Role, c.Cert.Purpose, err)
+	}
+	return pair, nil
 }
 
 func (m *Manifest) clusters() []string {
