@@ -27,6 +27,7 @@ func commands() []command {
 	return []command{
 		{"version", "print the harness version", runVersion},
 		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
+		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 	}
 }
 
