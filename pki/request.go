@@ -30,7 +30,8 @@ type Request struct {
 	// Clusters that serve TLS: each gets an ingress and a QUIC relay
 	// certificate family.
 	Clusters []ClusterNames `json:"clusters,omitempty"`
-	// Clients are the identities of reverse-QUIC mutual-TLS clients.
+	// Clients are the identities of reverse-QUIC mutual-TLS clients, at
+	// most one per cluster.
 	Clients []ClientIdentity `json:"clients,omitempty"`
 	// Validity of the good certificates (zero: DefaultValidity; between
 	// MinValidity and MaxValidity).
