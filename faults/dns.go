@@ -1,0 +1,159 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/nvcf/conformance/faults/internal/dnsproxy"
+	"github.com/nvcf/conformance/faults/internal/journal"
+	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/nvcf/conformance/faults/internal/nft"
+	"golang.org/x/sys/unix"
+)
+
+// DNSMode is how a DNS fault answers the faulted name.
+type DNSMode = dnsproxy.Mode
+
+// The DNS fault modes.
+const (
+	NXDomain DNSMode = dnsproxy.NXDomain
+	ServFail DNSMode = dnsproxy.ServFail
+	Spoof    DNSMode = dnsproxy.Spoof
+)
+
+// DNSIntercept names the queries a DNS fault catches: those sent to Server
+// (UDP and TCP), from the pod range From, or from the host itself when From
+// is the zero prefix (CoreDNS forwarding to the external DNS, and the
+// harness's probes).
+type DNSIntercept struct {
+	Server netip.AddrPort `json:"server"`
+	From   netip.Prefix   `json:"from,omitzero"`
+}
+
+// ClusterDNSIntercept catches cluster i's pods' queries to their CoreDNS,
+// which would otherwise answer from its cache.
+func ClusterDNSIntercept(i int) DNSIntercept {
+	c := ClusterNetwork(i)
+	return DNSIntercept{Server: c.CoreDNS(), From: c.Pods}
+}
+
+// DNSFault answers one external name wrongly (NXDOMAIN, SERVFAIL or a
+// spoofed address) without touching the provider's DNS: nftables DNAT
+// sends the intercepted queries to a small DNS server of this process,
+// which answers the faulted name and forwards every other query to the
+// server it was meant for.
+type DNSFault struct {
+	// Name is the faulted name, e.g. "stargate.region-a.nvcf.test".
+	Name string
+	Mode DNSMode
+	// Addr is the spoofed IPv4 address (Mode Spoof).
+	Addr netip.Addr
+	// Intercepts (default: host queries to ExternalDNS).
+	Intercepts []DNSIntercept
+	// Netns is where the rules and servers live ("" = this process's).
+	Netns string
+}
+
+// Kind is KindDNS.
+func (DNSFault) Kind() Kind { return KindDNS }
+
+// Describe names the name, the answer and the intercepts.
+func (d DNSFault) Describe() string {
+	s := fmt.Sprintf("%s -> %s", d.Name, d.Mode)
+	if d.Mode == Spoof {
+		s += " " + d.Addr.String()
+	}
+	for _, in := range d.intercepts() {
+		from := "host"
+		if in.From.IsValid() {
+			from = in.From.String()
+		}
+		s += fmt.Sprintf(" [%s→%s]", from, in.Server)
+	}
+	return s
+}
+
+func (d DNSFault) intercepts() []DNSIntercept {
+	if len(d.Intercepts) == 0 {
+		return []DNSIntercept{{Server: ExternalDNS}}
+	}
+	return d.Intercepts
+}
+
+func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
+	if err := nft.Available(); err != nil {
+		return nil, err
+	}
+	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: d.Netns, Comment: e.comment()}}); err != nil {
+		return nil, err
+	}
+	var undos []Undo
+	fail := func(err error) (Undo, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
+	var rules []nft.Rule
+	for _, in := range d.intercepts() {
+		srv, udpAt, tcpAt, err := d.serve(in, e)
+		if err != nil {
+			return fail(err)
+		}
+		undos = append(undos, func(context.Context) error { return srv.Close() })
+		for _, x := range []struct {
+			proto string
+			to    netip.AddrPort
+		}{{"udp", udpAt}, {"tcp", tcpAt}} {
+			match := fmt.Sprintf("meta mark != 0x%x ip daddr %s %s dport %d", netnsx.Mark, in.Server.Addr(), x.proto, in.Server.Port())
+			chainName := nft.OutputNAT
+			if in.From.IsValid() {
+				match = fmt.Sprintf("ip saddr %s ip daddr %s %s dport %d", in.From, in.Server.Addr(), x.proto, in.Server.Port())
+				chainName = nft.Prerouting
+			}
+			rules = append(rules, nft.Rule{Chain: chainName, Expr: fmt.Sprintf("%s dnat ip to %s", match, x.to)})
+		}
+	}
+	if err := nft.Add(ctx, d.Netns, e.comment(), rules); err != nil {
+		return fail(err)
+	}
+	flush := func() {
+		for _, in := range d.intercepts() {
+			if _, err := nft.FlushFlows(d.Netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
+				e.log.Warn("flush DNS conntrack", "err", err)
+			}
+		}
+	}
+	flush()
+	undos = append(undos, func(ctx context.Context) error {
+		err := nft.Delete(ctx, d.Netns, e.comment())
+		flush()
+		return err
+	})
+	return chain(undos...), nil
+}
+
+// serve starts one fault server beside in.Server (same address, free ports).
+func (d DNSFault) serve(in DNSIntercept, e *env) (*dnsproxy.Server, netip.AddrPort, netip.AddrPort, error) {
+	at := netip.AddrPortFrom(in.Server.Addr(), 0).String()
+	pc, err := netnsx.ListenPacket(d.Netns, "udp", at, false)
+	if err != nil {
+		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
+	}
+	l, err := netnsx.Listen(d.Netns, "tcp", at)
+	if err != nil {
+		_ = pc.Close()
+		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
+	}
+	srv, err := dnsproxy.Start(dnsproxy.Config{
+		Name: d.Name, Mode: d.Mode, Addr: d.Addr,
+		Upstream: in.Server,
+		Dial:     netnsx.Dialer{Netns: d.Netns}.DialContext,
+		UDP:      pc, TCP: l,
+		Logger: e.log,
+	})
+	if err != nil {
+		_ = pc.Close()
+		_ = l.Close()
+		return nil, netip.AddrPort{}, netip.AddrPort{}, err
+	}
+	return srv, pc.LocalAddr().(*net.UDPAddr).AddrPort(), l.Addr().(*net.TCPAddr).AddrPort(), nil
+}
