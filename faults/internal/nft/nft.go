@@ -35,7 +35,7 @@ const (
 
 var chainDefs = []string{
 	"add chain inet " + Table + " " + Prerouting + " { type nat hook prerouting priority dstnat - 10; policy accept; }",
-	"add chain inet " + Table + " " + OutputNAT + " { type nat hook output priority dstnat - 10; policy accept; }",
+	"add chain inet " + Table + " " + OutputNAT + " { type nat hook output priority -110; policy accept; }",
 	"add chain inet " + Table + " " + Input + " { type filter hook input priority filter - 10; policy accept; }",
 	"add chain inet " + Table + " " + Forward + " { type filter hook forward priority filter - 10; policy accept; }",
 	"add chain inet " + Table + " " + Output + " { type filter hook output priority filter - 10; policy accept; }",

@@ -1,0 +1,122 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/stretchr/testify/require"
+)
+
+// tcpEcho serves line echo on addr inside ns and records the peers it saw.
+type tcpEcho struct {
+	mu    sync.Mutex
+	peers []netip.Addr
+}
+
+func newTCPEcho(t *testing.T, ns string, addr netip.AddrPort) *tcpEcho {
+	t.Helper()
+	l, err := netnsx.Listen(ns, "tcp", addr.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	e := &tcpEcho{}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			e.mu.Lock()
+			e.peers = append(e.peers, c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr())
+			e.mu.Unlock()
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return e
+}
+
+func (e *tcpEcho) lastPeer() netip.Addr {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.peers) == 0 {
+		return netip.Addr{}
+	}
+	return e.peers[len(e.peers)-1]
+}
+
+// udpEcho answers datagrams on addr inside ns and counts them.
+type udpEcho struct {
+	mu sync.Mutex
+	n  int
+}
+
+func newUDPEcho(t *testing.T, ns string, addr netip.AddrPort) *udpEcho {
+	t.Helper()
+	pc, err := netnsx.ListenPacket(ns, "udp", addr.String(), false)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pc.Close() })
+	e := &udpEcho{}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			e.mu.Lock()
+			e.n++
+			e.mu.Unlock()
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+	return e
+}
+
+func (e *udpEcho) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n
+}
+
+// dialFrom connects from ns to addr within d.
+func dialFrom(ns string, addr netip.AddrPort, d time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return netnsx.Dialer{Netns: ns}.DialContext(ctx, "tcp", addr.String())
+}
+
+// echoRTT sends a line on c and times the echo; it fails after within.
+func echoRTT(c net.Conn, within time.Duration) (time.Duration, error) {
+	t0 := time.Now()
+	if err := c.SetDeadline(time.Now().Add(within)); err != nil {
+		return 0, err
+	}
+	if _, err := io.WriteString(c, "ping\n"); err != nil {
+		return 0, err
+	}
+	if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// reachable reports whether ns can open a connection to addr and get an
+// echo within d. Used for negative checks, so d only bounds the test time.
+func reachable(ns string, addr netip.AddrPort, d time.Duration) bool {
+	c, err := dialFrom(ns, addr, d)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_, err = echoRTT(c, d)
+	return err == nil
+}

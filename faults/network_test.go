@@ -1,0 +1,120 @@
+package faults
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/nvcf/conformance/faults/internal/nft"
+	"github.com/nvcf/conformance/faults/internal/nstest"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTCPLatencyOnPathAndUndo(t *testing.T) {
+	lab := nstest.New(t, 1)
+	c := lab.Clusters[0]
+	lb := netip.AddrPortFrom(c.LB, 7000)
+	echo := newTCPEcho(t, lab.Host, lb)
+	path := Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host}
+
+	conn, err := dialFrom(c.PodNetns, lb, 10*time.Second)
+	require.NoError(t, err)
+	_, err = echoRTT(conn, 10*time.Second)
+	require.NoError(t, err)
+	_ = conn.Close()
+	require.Equal(t, c.Pod, echo.lastPeer(), "before the fault the pod reaches the LB directly")
+
+	rec := NewRecorder(t.TempDir(), nil)
+	f := Fault{Name: "slow path", Target: Target{From: "a", To: "a-lb"}, Action: TCPFault{
+		Path:       path,
+		Upstream:   []Toxic{Latency{Latency: 100 * time.Millisecond, Jitter: 10 * time.Millisecond}},
+		Downstream: []Toxic{Latency{Latency: 100 * time.Millisecond}},
+	}}
+	h := StartT(context.Background(), t, f, rec)
+	conn, err = dialFrom(c.PodNetns, lb, 10*time.Second)
+	require.NoError(t, err)
+	var fastest time.Duration = time.Hour
+	for range 3 {
+		rtt, err := echoRTT(conn, 20*time.Second)
+		require.NoError(t, err)
+		fastest = min(fastest, rtt)
+	}
+	t.Logf("TCP round trip through 100±10 ms up + 100 ms down: fastest %v", fastest)
+	require.GreaterOrEqual(t, fastest, 190*time.Millisecond)
+	require.NotEqual(t, c.Pod, echo.lastPeer(), "during the fault the proxy, not the pod, dials the LB")
+	require.Len(t, rec.Active(), 1)
+
+	require.NoError(t, h.Stop(context.Background()))
+	require.Empty(t, rec.Active())
+	comments, err := nft.Comments(context.Background(), lab.Host)
+	require.NoError(t, err)
+	require.Empty(t, comments, "undo removes the rules")
+	conn, err = dialFrom(c.PodNetns, lb, 10*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	rtt, err := echoRTT(conn, 10*time.Second)
+	require.NoError(t, err)
+	require.Less(t, rtt, 190*time.Millisecond)
+	require.Equal(t, c.Pod, echo.lastPeer(), "after undo the path is direct again")
+}
+
+func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
+	lab := nstest.New(t, 1)
+	c := lab.Clusters[0]
+	lb := netip.AddrPortFrom(c.LB, 7001)
+	echo := newUDPEcho(t, lab.Host, lb)
+	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
+	require.NoError(t, err)
+	defer cl.Close()
+	to := udpAddr(lb)
+	ping := func() error {
+		if _, err := cl.WriteTo([]byte("ping"), to); err != nil {
+			return err
+		}
+		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, _, err := cl.ReadFrom(make([]byte, 64))
+		return err
+	}
+	require.NoError(t, ping(), "the flow exists before the fault")
+	require.Equal(t, 1, echo.count())
+
+	f := Fault{Name: "dup", Action: UDPFault{
+		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
+		Upstream: Impairment{Duplicate: 1},
+		Seed:     1,
+	}}
+	h := StartT(context.Background(), t, f, nil)
+	// The same socket: its conntrack entry was flushed, so it now goes
+	// through the proxy, which sends every datagram twice.
+	require.NoError(t, ping())
+	require.Eventually(t, func() bool { return echo.count() == 3 }, 10*time.Second, time.Millisecond)
+
+	require.NoError(t, h.Stop(context.Background()))
+	require.NoError(t, ping(), "the flow survives the undo")
+	require.Eventually(t, func() bool { return echo.count() == 4 }, 10*time.Second, time.Millisecond)
+}
+
+func TestUDPBlackholeOnPath(t *testing.T) {
+	lab := nstest.New(t, 1)
+	c := lab.Clusters[0]
+	lb := netip.AddrPortFrom(c.LB, 7003)
+	echo := newUDPEcho(t, lab.Host, lb)
+	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
+	require.NoError(t, err)
+	defer cl.Close()
+	h := StartT(context.Background(), t, Fault{Action: UDPFault{
+		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
+		Upstream: Impairment{Blackhole: Schedule{On: time.Hour}},
+	}}, nil)
+	for range 20 {
+		_, err := cl.WriteTo([]byte("x"), udpAddr(lb))
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.Stop(context.Background()))
+	_, err = cl.WriteTo([]byte("after"), udpAddr(lb))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return echo.count() >= 1 }, 10*time.Second, time.Millisecond)
+	require.Equal(t, 1, echo.count(), "nothing crossed the blackhole")
+}

@@ -1,0 +1,8 @@
+package faults
+
+import (
+	"net"
+	"net/netip"
+)
+
+func udpAddr(a netip.AddrPort) *net.UDPAddr { return net.UDPAddrFromAddrPort(a) }
