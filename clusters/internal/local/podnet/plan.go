@@ -1,0 +1,43 @@
+package podnet
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// The address plan of docs/architecture.md: cluster i (0-based, topology
+// order) owns these ranges. MaxClusters bounds i so every range stays valid.
+const MaxClusters = 90
+
+// TestRange is the whole pod range; nothing in it leaves the machine.
+var TestRange = netip.MustParsePrefix("198.18.0.0/15")
+
+// HarnessRange holds every service and load-balancer address (198.19.0.0/16).
+var HarnessRange = netip.MustParsePrefix("198.19.0.0/16")
+
+func v4(a, b, c, d int) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(a), byte(b), byte(c), byte(d)})
+}
+
+// GatewayOf is cluster i's bridge address, 198.18.(10+i).1; the cluster's
+// CoreDNS and its apiserver's advertise address live there too.
+func GatewayOf(i int) netip.Addr { return v4(198, 18, 10+i, 1) }
+
+// PodPrefix is cluster i's pod range, 198.18.(10+i).0/24.
+func PodPrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 18, 10+i, 0), 24) }
+
+// ServicePrefix is cluster i's service cluster-IP range, 198.19.(10+i).0/24.
+func ServicePrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 19, 10+i, 0), 24) }
+
+// LBPrefix is cluster i's load-balancer pool, 198.19.(100+i).0/24.
+func LBPrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 19, 100+i, 0), 24) }
+
+// BridgeName is cluster i's bridge, nvcfbr<i>.
+func BridgeName(i int) string { return fmt.Sprintf("nvcfbr%d", i) }
+
+func checkIndex(i int) error {
+	if i < 0 || i >= MaxClusters {
+		return fmt.Errorf("cluster index %d out of range [0,%d): the address plan has room for %d clusters", i, MaxClusters, MaxClusters)
+	}
+	return nil
+}
