@@ -69,10 +69,11 @@ type ClientIdentity struct {
 	Name string `json:"name"`
 }
 
-var (
-	label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	formatTag = "nvcf-pki/v1"
-)
+var label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// formatTag versions the folder layout and is part of the input hash: bump
+// it whenever Mint's output changes, so that old folders are re-minted.
+const formatTag = "nvcf-pki/v1"
 
 // normalized returns a copy with defaults filled in and names lower-cased.
 func (r Request) normalized() Request {
