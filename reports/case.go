@@ -1,0 +1,126 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Outcome is how a case ended.
+type Outcome string
+
+// The outcomes.
+const (
+	// Pass: the expectation was met.
+	Pass Outcome = "pass"
+	// Fail: the expectation was not met.
+	Fail Outcome = "fail"
+	// Error: the case could not be judged (its positive control failed, or
+	// the environment broke under it).
+	Error Outcome = "error"
+	// Skip: the case did not run.
+	Skip Outcome = "skip"
+)
+
+// CaseResult is one case of a run.
+type CaseResult struct {
+	// Name is the test name, "tls/wrong-root[workload=deployment,trust=bundle]".
+	Name string `json:"name"`
+	// ID, Layer and Cell locate the case in the matrix.
+	ID    string `json:"id"`
+	Layer string `json:"layer"`
+	Cell  string `json:"cell"`
+	// Kind is "case", or "control-config" for the test that runs a
+	// fail-closed scenario with its control's configuration.
+	Kind string `json:"kind"`
+	// Expect is "pass" or "fail-closed(reason)"; Control names the positive control.
+	Expect  string `json:"expect"`
+	Control string `json:"control,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	// Observed is the reason observed ("" when it worked).
+	Observed string `json:"observed,omitempty"`
+	// Message says what was expected and what happened.
+	Message string `json:"message,omitempty"`
+	// Evidence is the case's evidence folder.
+	Evidence string `json:"evidence"`
+	// Faults were active while the case ran.
+	Faults   []string      `json:"faults,omitempty"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
+}
+
+// ResultFile is a case's result inside its evidence folder.
+const ResultFile = "result.json"
+
+// CasesDir is the folder, under the artifacts folder, of every case's evidence.
+const CasesDir = "cases"
+
+// EvidenceDir returns the evidence folder of the case called name under
+// artifacts: the name with every character outside [A-Za-z0-9._=,-]
+// replaced by '_' (so "tls/wrong-root[workload=x]" becomes
+// "tls_wrong-root_workload=x_").
+func EvidenceDir(artifacts, name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._=,-", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return filepath.Join(artifacts, CasesDir, b.String())
+}
+
+// WriteCase writes r into r.Evidence/result.json, creating the folder.
+func WriteCase(r CaseResult) error {
+	if r.Evidence == "" {
+		return errors.New("case result has no evidence folder")
+	}
+	if err := os.MkdirAll(r.Evidence, 0o755); err != nil {
+		return fmt.Errorf("evidence folder of %s: %w", r.Name, err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.Evidence, ResultFile), append(data, '\n'), 0o644)
+}
+
+// LoadCases reads every case result under artifacts/cases, sorted by name.
+func LoadCases(artifacts string) ([]CaseResult, error) {
+	var out []CaseResult
+	root := filepath.Join(artifacts, CasesDir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || d.Name() != ResultFile {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var r CaseResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("case result %s: %w", p, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read case results under %s: %w", root, err)
+	}
+	slices.SortFunc(out, func(a, b CaseResult) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}

@@ -1,0 +1,145 @@
+package scenarios
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/harness/matrix"
+)
+
+var idPattern = regexp.MustCompile(`^[a-z]+/[a-z0-9]+(-[a-z0-9]+)*$`)
+
+func TestCatalogueIsConsistent(t *testing.T) {
+	cat := Catalogue()
+	require.NotEmpty(t, cat)
+	ids := map[string]bool{}
+	for _, s := range cat {
+		require.Regexp(t, idPattern, s.ID)
+		require.False(t, ids[s.ID], "ID %s is used twice", s.ID)
+		ids[s.ID] = true
+		require.True(t, strings.HasPrefix(s.ID, string(s.Layer)+"/"), "%s: the ID must start with its layer %s", s.ID, s.Layer)
+		require.Contains(t, Layers, s.Layer, s.ID)
+		require.NotEmpty(t, s.Summary, s.ID)
+		require.NotNil(t, s.Try, s.ID)
+		require.NotEmpty(t, s.Labels, s.ID)
+	}
+	for _, s := range cat {
+		if s.Expect.IsPass() {
+			require.Empty(t, s.Control, "%s: a pass scenario names no control", s.ID)
+			continue
+		}
+		require.NotEmpty(t, s.Control, "%s: a fail-closed scenario names its positive control", s.ID)
+		ctl, ok := ByID(s.Control)
+		require.True(t, ok, "%s: control %q is not in the catalogue", s.ID, s.Control)
+		require.True(t, ctl.Expect.IsPass(), "%s: control %s must expect pass, not %s", s.ID, ctl.ID, ctl.Expect)
+		for _, c := range matrixCells(t) {
+			if s.AppliesTo(c) {
+				require.True(t, ctl.AppliesTo(c), "%s runs in %s but its control %s does not", s.ID, c.Name(), ctl.ID)
+			}
+		}
+		for _, r := range s.Expect.Reasons() {
+			require.NotEqual(t, reason.Unknown, r, s.ID)
+			require.NotEqual(t, reason.None, r, s.ID)
+		}
+	}
+}
+
+func TestEveryLayerIsCoveredAndProbed(t *testing.T) {
+	for _, l := range Layers {
+		var any, probed bool
+		for _, s := range Catalogue() {
+			if s.Layer == l {
+				any = true
+				probed = probed || s.HasLabel(LabelProbe)
+			}
+		}
+		require.True(t, any, "layer %s has no scenario", l)
+		require.True(t, probed, "layer %s has no scenario driven by the harness's own probe", l)
+	}
+}
+
+func matrixCells(t *testing.T) []matrix.Cell {
+	cells, err := matrix.Axes{Workloads: matrix.Workloads, Trusts: matrix.Trusts, Profiles: matrix.Profiles}.Expand()
+	require.NoError(t, err)
+	return cells
+}
+
+func TestExpectationJudge(t *testing.T) {
+	refused := reason.Wrap(reason.UnknownAuthority, errors.New("x509"))
+	other := reason.Wrap(reason.Timeout, errors.New("slow"))
+	require.NoError(t, Pass.Judge(nil))
+	require.ErrorContains(t, Pass.Judge(refused), `expected pass, got a failure with reason "unknown-authority"`)
+	fc := FailClosed(reason.UnknownAuthority, reason.HostnameMismatch)
+	require.Equal(t, "fail-closed(unknown-authority|hostname-mismatch)", fc.String())
+	require.NoError(t, fc.Judge(refused))
+	require.ErrorContains(t, fc.Judge(nil), "but it succeeded")
+	require.ErrorContains(t, fc.Judge(other), `another reason, "timeout"`)
+	require.ErrorContains(t, fc.Judge(errors.New("untyped")), `another reason, "unknown"`)
+}
+
+func TestFilter(t *testing.T) {
+	f, err := ParseFilter("^tls/", "tls,quic", "probe")
+	require.NoError(t, err)
+	var ids []string
+	for _, s := range Catalogue() {
+		if f.Match(s) {
+			ids = append(ids, s.ID)
+		}
+	}
+	require.Contains(t, ids, "tls/wrong-root")
+	require.NotContains(t, ids, "tls/pylon-verified", "label probe keeps Pylon-driven scenarios out")
+	require.NotContains(t, ids, "quic/bad-token", "the ID regex keeps other layers out")
+
+	_, err = ParseFilter("(", "", "")
+	require.Error(t, err)
+	_, err = ParseFilter("", "tls,bogus", "")
+	require.ErrorContains(t, err, `unknown layer "bogus"`)
+
+	all, err := ParseFilter("", "", "")
+	require.NoError(t, err)
+	for _, s := range Catalogue() {
+		require.True(t, all.Match(s))
+	}
+}
+
+func TestPlan(t *testing.T) {
+	cells, err := matrix.Default().Expand()
+	require.NoError(t, err)
+	cases := Plan(Catalogue(), cells, Filter{})
+	count := map[string]int{}
+	names := map[string]bool{}
+	for _, c := range cases {
+		count[c.Scenario.ID]++
+		require.False(t, names[c.Name()], "case %s planned twice", c.Name())
+		names[c.Name()] = true
+	}
+	// Trust-independent scenarios run once per workload kind.
+	require.Equal(t, len(matrix.Workloads), count["tls/wrong-root"])
+	// Per-trust scenarios run in every secure cell.
+	require.Equal(t, len(cells), count["tls/pylon-verified"])
+	// Bundle-only scenarios skip the system trust cells.
+	require.Equal(t, len(matrix.Workloads)*2, count["tls/missing-trust"])
+	// Insecure-profile scenarios need an insecure cell.
+	require.Zero(t, count["tls/explicit-http-insecure-profile"])
+	withInsecure := append(cells, matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure})
+	cases = Plan(Catalogue(), withInsecure, Filter{})
+	require.True(t, slices.ContainsFunc(cases, func(c Case) bool {
+		return c.Name() == "tls/explicit-http-insecure-profile[workload=statefulset,trust=bundle,profile=insecure]"
+	}))
+	// Cases come cell by cell, so one deployment serves a cell's cases.
+	order := Cells(cases)
+	last := -1
+	for _, c := range cases {
+		i := slices.Index(order, c.Cell)
+		require.GreaterOrEqual(t, i, last)
+		last = i
+	}
+	require.Equal(t, "tls/wrong-root/with-control-config[workload=deployment,trust=bundle]",
+		Case{Scenario: Scenario{ID: "tls/wrong-root"}, Cell: matrix.Cell{Workload: matrix.Deployment, Trust: matrix.Bundle}}.ControlConfigName())
+}

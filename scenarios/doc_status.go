@@ -1,0 +1,139 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// Doc is a component's /status document. Scenarios read it by the values
+// it holds, not by a schema: an inference server id, a Stargate identity or
+// a typed reason is a unique string, so "the registration of X is listed"
+// and "reason R is reported" hold whatever shape a component (the reference
+// roles or a real image's status shim) gives its document.
+type Doc struct {
+	// Pod is the pod the document came from.
+	Pod string
+	v   any
+}
+
+// String renders the document as JSON, for evidence and messages.
+func (d Doc) String() string {
+	b, err := json.Marshal(d.v)
+	if err != nil {
+		return fmt.Sprint(d.v)
+	}
+	return string(b)
+}
+
+// Mentions reports whether some string value of the document contains s.
+func (d Doc) Mentions(s string) bool {
+	found := false
+	walk(d.v, "", func(_ string, v any, _ map[string]any) {
+		if str, ok := v.(string); ok && strings.Contains(str, s) {
+			found = true
+		}
+	})
+	return found
+}
+
+// Reasons lists the typed reasons the document reports: the values of
+// fields named "reason" (or ending in "Reason"), without duplicates.
+func (d Doc) Reasons() []reason.Reason {
+	var out []reason.Reason
+	walk(d.v, "", func(key string, v any, _ map[string]any) {
+		str, ok := v.(string)
+		if !ok || str == "" || !isReasonKey(key) {
+			return
+		}
+		if r := reason.Reason(str); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// Failure returns the first non-transient reason the document reports, or
+// None.
+func (d Doc) Failure() reason.Reason {
+	for _, r := range d.Reasons() {
+		if !transient(r) {
+			return r
+		}
+	}
+	return reason.None
+}
+
+// Entries returns the objects of the document that mention s (a Stargate
+// identity, say), innermost first.
+func (d Doc) Entries(s string) []map[string]any {
+	var out []map[string]any
+	walk(d.v, "", func(_ string, v any, parent map[string]any) {
+		if str, ok := v.(string); ok && parent != nil && strings.Contains(str, s) {
+			out = append(out, parent)
+		}
+	})
+	return out
+}
+
+// Healthy reports whether an entry looks established: no reason, and a
+// state that says so (or a true "registered", "connected" or "ready").
+func Healthy(entry map[string]any) bool {
+	for k, v := range entry {
+		switch x := v.(type) {
+		case string:
+			if isReasonKey(k) && x != "" {
+				return false
+			}
+		}
+	}
+	for k, v := range entry {
+		switch x := v.(type) {
+		case bool:
+			if slices.Contains([]string{"registered", "connected", "ready", "up", "ok", "healthy", "active"}, strings.ToLower(k)) && x {
+				return true
+			}
+		case string:
+			if slices.Contains([]string{"state", "status", "phase"}, strings.ToLower(k)) {
+				s := strings.ToLower(x)
+				if slices.Contains([]string{"registered", "connected", "ready", "up", "ok", "active", "established", "watching"}, s) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isReasonKey(k string) bool {
+	return strings.EqualFold(k, "reason") || strings.HasSuffix(k, "Reason") || strings.HasSuffix(k, "_reason")
+}
+
+// walk visits every leaf of v with its key and the object holding it.
+func walk(v any, key string, visit func(key string, v any, parent map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			switch c.(type) {
+			case map[string]any, []any:
+				walk(c, k, visit)
+			default:
+				visit(k, c, x)
+			}
+		}
+	case []any:
+		for _, c := range x {
+			switch c.(type) {
+			case map[string]any, []any:
+				walk(c, key, visit)
+			default:
+				visit(key, c, nil)
+			}
+		}
+	default:
+		visit(key, v, nil)
+	}
+}

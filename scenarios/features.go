@@ -1,0 +1,176 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+	"sigs.k8s.io/e2e-framework/pkg/types"
+
+	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/reports"
+)
+
+// caseTimeout bounds one case, before the run's time scale.
+const caseTimeout = 6 * time.Minute
+
+// Features turns the plan of one cell into e2e-framework features: one per
+// case, and for each fail-closed case one more that runs it with its
+// control's configuration.
+func (w *World) Features(cases []Case) []types.Feature {
+	var out []types.Feature
+	for _, c := range cases {
+		out = append(out, w.caseFeature(c))
+		if !c.Scenario.Expect.IsPass() {
+			out = append(out, w.controlConfigFeature(c))
+		}
+	}
+	return out
+}
+
+// caseRun is one feature's state, shared by its steps.
+type caseRun struct {
+	w      *World
+	c      Case
+	kind   string
+	name   string
+	env    *Env
+	start  time.Time
+	result reports.CaseResult
+}
+
+func (w *World) newRun(c Case, kind, name string) *caseRun {
+	return &caseRun{w: w, c: c, kind: kind, name: name, result: reports.CaseResult{
+		Name: name, ID: c.Scenario.ID, Layer: string(c.Scenario.Layer), Cell: c.Cell.Name(), Kind: kind,
+		Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
+		Evidence: reports.EvidenceDir(w.Config.Artifacts, name),
+	}}
+}
+
+// setup deploys the case's cell (a no-op when it is deployed already).
+func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	r.start = time.Now()
+	r.result.Start = r.start
+	var res *deploy.Result
+	res, err := r.w.Use(ctx, r.c.Cell)
+	if err != nil {
+		r.result.Outcome, r.result.Message = reports.Error, err.Error()
+		r.finish()
+		t.Fatalf("%s: could not deploy cell %s: %v (evidence: %s)", r.name, r.c.Cell.Name(), err, r.result.Evidence)
+	}
+	r.env = r.w.Env(res, r.result.Evidence)
+	return ctx
+}
+
+// try runs s with setting under the case's deadline.
+func (r *caseRun) try(ctx context.Context, s Scenario, setting Setting) error {
+	ctx, cancel := context.WithTimeout(ctx, r.w.Scale(caseTimeout))
+	defer cancel()
+	return s.Try(ctx, r.env, setting)
+}
+
+// control runs the positive control of a fail-closed case; its failure
+// turns the case into an error.
+func (r *caseRun) control(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	ctl, ok := ByID(r.c.Scenario.Control)
+	if !ok {
+		r.fail(ctx, t, reports.Error, fmt.Sprintf("positive control %q is not in the catalogue", r.c.Scenario.Control), nil)
+	}
+	if err := r.try(ctx, ctl, AsControl); err != nil {
+		r.fail(ctx, t, reports.Error, fmt.Sprintf("positive control %s failed in cell %s, so the fail-closed result of %s is an error, not a pass: %v",
+			ctl.ID, r.c.Cell.Name(), r.c.Scenario.ID, err), err)
+	}
+	return ctx
+}
+
+// assess runs the case and judges it.
+func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	s := r.c.Scenario
+	observed := r.try(ctx, s, Faulty)
+	if err := s.Expect.Judge(observed); err != nil {
+		r.fail(ctx, t, reports.Fail, err.Error(), observed)
+	}
+	r.pass(observed)
+	return ctx
+}
+
+// assessControlConfig runs a fail-closed scenario with its control's
+// configuration and requires its expectation to be missed.
+func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	s := r.c.Scenario
+	observed := r.try(ctx, s, AsControl)
+	if s.Expect.Judge(observed) == nil {
+		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the scenario still observed %s (%v): its refusal is not caused by the faulty ingredient",
+			s.Control, s.Expect, observed), observed)
+	}
+	if observed != nil {
+		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the steps should succeed, got: %v", s.Control, observed), observed)
+	}
+	r.pass(nil)
+	return ctx
+}
+
+// pass records a passing case.
+func (r *caseRun) pass(observed error) {
+	r.result.Outcome = reports.Pass
+	r.result.Observed = string(reason.Of(observed))
+	if observed != nil {
+		r.result.Message = observed.Error()
+	}
+	r.finish()
+}
+
+// fail records the case, collects evidence and fails the test with a
+// message saying what was expected, what happened and where the evidence is.
+func (r *caseRun) fail(ctx context.Context, t *testing.T, o reports.Outcome, msg string, observed error) {
+	t.Helper()
+	r.result.Outcome, r.result.Message = o, msg
+	r.result.Observed = string(reason.Of(observed))
+	if r.env != nil {
+		if err := r.env.collect(ctx); err != nil {
+			msg += " (" + err.Error() + ")"
+		}
+	}
+	r.finish()
+	t.Fatalf("%s: %s\nevidence (component logs, pod status, /status documents, probe transcript): %s", r.name, msg, r.result.Evidence)
+}
+
+func (r *caseRun) finish() {
+	r.result.Duration = time.Since(r.start)
+	if r.env != nil {
+		r.result.Faults = r.env.Faults()
+		if err := r.env.writeTranscript(); err != nil {
+			r.w.Log.Warn("write transcript", "case", r.name, "err", err)
+		}
+	}
+	if err := reports.WriteCase(r.result); err != nil {
+		r.w.Log.Warn("write case result", "case", r.name, "err", err)
+	}
+}
+
+func (w *World) caseFeature(c Case) types.Feature {
+	r := w.newRun(c, "case", c.Name())
+	b := features.New(c.Name()).
+		WithLabel("layer", string(c.Scenario.Layer)).
+		WithLabel("cell", c.Cell.Name()).
+		Setup(r.setup)
+	if !c.Scenario.Expect.IsPass() {
+		b = b.Assess("positive control "+c.Scenario.Control+" passes", r.control)
+	}
+	return b.Assess(strings.ReplaceAll(c.Scenario.Expect.String(), "|", " or "), r.assess).Feature()
+}
+
+func (w *World) controlConfigFeature(c Case) types.Feature {
+	r := w.newRun(c, "control-config", c.ControlConfigName())
+	return features.New(c.ControlConfigName()).
+		WithLabel("layer", string(c.Scenario.Layer)).
+		WithLabel("cell", c.Cell.Name()).
+		Setup(r.setup).
+		Assess("with "+c.Scenario.Control+"'s configuration the refusal disappears", r.assessControlConfig).
+		Feature()
+}

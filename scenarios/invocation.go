@@ -1,0 +1,67 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// echoModel is the model the echo inference server behind Pylon serves.
+const echoModel = "echo"
+
+// invocationScenarios: OpenAI-style invocations through Stargate HTTP,
+// over the reverse tunnel, to the echo server beside Pylon.
+func invocationScenarios() []Scenario {
+	return []Scenario{
+		{
+			ID: "invocation/in-region", Layer: LayerInvocation, Labels: []string{LabelProbe},
+			Summary: "a chat completion entering the bootstrap region reaches the echo server and answers 200",
+			Expect:  Pass,
+			Try:     func(ctx context.Context, e *Env, _ Setting) error { return invokeEventually(ctx, e, e.Bootstrap(), echoModel) },
+		},
+		{
+			ID: "invocation/across-regions", Layer: LayerInvocation, Labels: []string{LabelProbe, LabelCrossRegion},
+			Summary: "a chat completion entering each remote region, which Pylon found only through watch_stargate_urls, answers 200",
+			Expect:  Pass,
+			Try: func(ctx context.Context, e *Env, _ Setting) error {
+				for _, r := range e.Regions() {
+					if r == e.Bootstrap() {
+						continue
+					}
+					if err := invokeEventually(ctx, e, r, echoModel); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
+			Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
+			Expect:  FailClosed(reason.NoEligibleCandidates), Control: "invocation/in-region",
+			Try: func(ctx context.Context, e *Env, s Setting) error {
+				model := uniqueID("no-such-model")
+				if s == AsControl {
+					model = echoModel
+				}
+				_, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), model, "hello")
+				return err
+			},
+		},
+	}
+}
+
+// invokeEventually invokes model in region until it answers 200 (the
+// registration and tunnel may still be settling after a cell switch).
+func invokeEventually(ctx context.Context, e *Env, region, model string) error {
+	var last error
+	err := e.Eventually(ctx, "an invocation of "+model+" in "+region+" to succeed", waitConverge, func(ctx context.Context) error {
+		_, last = e.Probe.ChatCompletion(ctx, e.Invoke(region), model, "hello from the harness")
+		return last
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	return err
+}

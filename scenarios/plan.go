@@ -1,0 +1,140 @@
+package scenarios
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/nvcf/conformance/harness/matrix"
+)
+
+// Filter selects scenarios; its zero value selects all of them.
+type Filter struct {
+	// Run matches scenario IDs (nil: all).
+	Run *regexp.Regexp
+	// Layers keeps scenarios of these layers (empty: all).
+	Layers []Layer
+	// Labels keeps scenarios carrying at least one of these labels (empty: all).
+	Labels []string
+}
+
+// ParseFilter builds a Filter from command-line values: an ID regular
+// expression and comma-separated layers and labels.
+func ParseFilter(run, layers, labels string) (Filter, error) {
+	var f Filter
+	if run != "" {
+		re, err := regexp.Compile(run)
+		if err != nil {
+			return Filter{}, fmt.Errorf("--run %q: %w", run, err)
+		}
+		f.Run = re
+	}
+	for _, l := range split(layers) {
+		if !slices.Contains(Layers, Layer(l)) {
+			return Filter{}, fmt.Errorf("--layer %q: unknown layer %q; want some of %v", layers, l, Layers)
+		}
+		f.Layers = append(f.Layers, Layer(l))
+	}
+	f.Labels = split(labels)
+	return f, nil
+}
+
+// Match reports whether f selects s.
+func (f Filter) Match(s Scenario) bool {
+	if f.Run != nil && !f.Run.MatchString(s.ID) {
+		return false
+	}
+	if len(f.Layers) > 0 && !slices.Contains(f.Layers, s.Layer) {
+		return false
+	}
+	if len(f.Labels) > 0 && !slices.ContainsFunc(f.Labels, s.HasLabel) {
+		return false
+	}
+	return true
+}
+
+// Case is one scenario in one cell.
+type Case struct {
+	Scenario Scenario
+	Cell     matrix.Cell
+}
+
+// Name is the stable test name: "tls/wrong-root[workload=deployment,trust=bundle]".
+func (c Case) Name() string { return c.Scenario.ID + "[" + c.Cell.Name() + "]" }
+
+// ControlConfigName is the name of the test that runs a fail-closed
+// scenario with its control's configuration.
+func (c Case) ControlConfigName() string {
+	return c.Scenario.ID + "/with-control-config[" + c.Cell.Name() + "]"
+}
+
+// AppliesTo reports whether s runs in cell c, ignoring the once-per-workload
+// rule for trust-independent scenarios (see Plan).
+func (s Scenario) AppliesTo(c matrix.Cell) bool {
+	c = c.Normalize()
+	r := s.Requires
+	if len(r.Workloads) > 0 && !slices.Contains(r.Workloads, c.Workload) {
+		return false
+	}
+	if len(r.Trusts) > 0 && !slices.Contains(r.Trusts, c.Trust) {
+		return false
+	}
+	profiles := r.Profiles
+	if len(profiles) == 0 {
+		profiles = []matrix.Profile{matrix.Secure}
+	}
+	return slices.Contains(profiles, c.Profile)
+}
+
+// Plan lists the cases to run, cell by cell in the order of cells, so one
+// deployment serves all of a cell's cases. A scenario that does not depend
+// on the trust axis runs in the first selected cell of each workload kind
+// and profile only.
+func Plan(catalogue []Scenario, cells []matrix.Cell, f Filter) []Case {
+	type once struct {
+		id string
+		w  matrix.Workload
+		p  matrix.Profile
+	}
+	seen := map[once]bool{}
+	var out []Case
+	for _, c := range cells {
+		c = c.Normalize()
+		for _, s := range catalogue {
+			if !f.Match(s) || !s.AppliesTo(c) {
+				continue
+			}
+			if len(s.Requires.Trusts) == 0 {
+				k := once{s.ID, c.Workload, c.Profile}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
+			out = append(out, Case{Scenario: s, Cell: c})
+		}
+	}
+	return out
+}
+
+// Cells groups cases by cell, keeping the plan's order.
+func Cells(cases []Case) []matrix.Cell {
+	var out []matrix.Cell
+	for _, c := range cases {
+		if !slices.Contains(out, c.Cell) {
+			out = append(out, c.Cell)
+		}
+	}
+	return out
+}
+
+func split(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+// registrationScenarios: Pylon registers with every advertised Stargate in
+// every region, over explicit https:// addresses.
+func registrationScenarios() []Scenario {
+	return []Scenario{
+		{
+			ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
+			Summary: "the cell's Pylon holds a healthy registration with every live Stargate of every region",
+			Expect:  Pass, Try: everyStargate,
+		},
+		{
+			ID: "registration/explicit-https", Layer: LayerRegistration, Labels: []string{LabelProbe},
+			Summary: "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
+			Expect:  Pass, Try: explicitHTTPS,
+		},
+		{
+			ID: "registration/rogue-ack", Layer: LayerRegistration, Labels: []string{LabelProbe},
+			Summary: "a rogue Pylon's registration is acknowledged with the named Stargate's identity as tunnel target and a UDP dial address",
+			Expect:  Pass, Try: rogueAck,
+		},
+	}
+}
+
+func everyStargate(ctx context.Context, e *Env, _ Setting) error {
+	return e.Eventually(ctx, "Pylon registered with every Stargate of every region", waitConverge, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+		if err != nil {
+			return err
+		}
+		for _, r := range e.Regions() {
+			pods, err := e.StargatePods(ctx, r)
+			if err != nil {
+				return err
+			}
+			for _, p := range pods {
+				if !stillHealthy(doc, e.Identity(r, p.Name)) {
+					return fmt.Errorf("pylon holds no healthy registration with %s: %s", e.Identity(r, p.Name), doc)
+				}
+			}
+		}
+		if f := doc.Failure(); f != reason.None {
+			return reason.Wrap(f, fmt.Errorf("pylon reports reason %q: %s", f, doc))
+		}
+		return nil
+	})
+}
+
+func explicitHTTPS(ctx context.Context, e *Env, _ Setting) error {
+	cs, err := e.Kube(e.Workers())
+	if err != nil {
+		return err
+	}
+	d, err := cs.AppsV1().Deployments(e.Deployed.Namespace).Get(ctx, manifests.PylonName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read the Pylon Deployment: %w", err)
+	}
+	boot := envOf(d.Spec.Template.Spec.Containers, manifests.EnvBootstrap)
+	if !strings.HasPrefix(boot, "https://") {
+		return refusedWith(reason.SchemeRequired, "Pylon's %s is %q, not an explicit https:// URI", manifests.EnvBootstrap, boot)
+	}
+	for _, r := range e.Regions() {
+		resp, err := e.Probe.Watch(ctx, e.Ingress(r))
+		if err != nil {
+			return err
+		}
+		for _, s := range resp.GetStargates() {
+			if a := s.GetGrpcPylonDialAddr(); a != "" && !strings.HasPrefix(a, "https://") {
+				return refusedWith(reason.SchemeRequired, "region %s advertises %s with grpc_pylon_dial_addr %q, not an explicit https:// URI", r, s.GetStargateId(), a)
+			}
+		}
+		for _, u := range resp.GetWatchStargateUrls() {
+			if !strings.HasPrefix(u, "https://") {
+				return refusedWith(reason.SchemeRequired, "region %s hands out watch URL %q, not an explicit https:// URI", r, u)
+			}
+		}
+	}
+	return nil
+}
+
+func envOf(cs []corev1.Container, name string) string {
+	for _, c := range cs {
+		for _, v := range c.Env {
+			if v.Name == name {
+				return v.Value
+			}
+		}
+	}
+	return ""
+}
+
+func rogueAck(ctx context.Context, e *Env, _ Setting) error {
+	region := e.Bootstrap()
+	p, err := firstPod(ctx, e, region)
+	if err != nil {
+		return err
+	}
+	id := e.Identity(region, p.Name)
+	t := e.Ingress(region)
+	t.Authority = id
+	ack, err := registerOnce(ctx, e, t, uniqueID("rogue"))
+	if err != nil {
+		return err
+	}
+	if got := hostOf(ack.GetReverseTunnelTarget()); got != id {
+		return fmt.Errorf("ack names tunnel target %q, want the identity %q", ack.GetReverseTunnelTarget(), id)
+	}
+	if _, _, err := net.SplitHostPort(ack.GetReverseTunnelPylonDialAddr()); err != nil {
+		return fmt.Errorf("ack's reverse_tunnel_pylon_dial_addr %q is not host:port: %w", ack.GetReverseTunnelPylonDialAddr(), err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/fixtures/manifests"
+)
+
+// RunConfigEnv names the environment variable through which `harness run`
+// hands the suite its RunConfig file; the flag -harness.run does the same.
+const RunConfigEnv = "NVCF_HARNESS_RUN"
+
+// RunConfigFile is the RunConfig's name inside the artifacts folder.
+const RunConfigFile = "run.json"
+
+// RunConfig is what the runner hands the suite: the environment it brought
+// up, the PKI it minted, the cells and the filter. It is a file, so a user
+// can re-run the suite by hand with `go test ./scenarios/ -args -harness.run=FILE`.
+type RunConfig struct {
+	// Topology is the path of the topology file.
+	Topology string `json:"topology"`
+	// Environment is what the clusters provider handed back.
+	Environment *clusters.Environment `json:"environment"`
+	// PKIDir is the minted PKI folder (package pki).
+	PKIDir string `json:"pkiDir"`
+	// Artifacts is the folder for evidence and per-case results.
+	Artifacts string `json:"artifacts"`
+	// Cells are the matrix cells to run, by name, in order.
+	Cells []string `json:"cells"`
+	// Run, Layers and Labels filter the catalogue (see ParseFilter).
+	Run    string `json:"run,omitempty"`
+	Layers string `json:"layers,omitempty"`
+	Labels string `json:"labels,omitempty"`
+	// Images replace the reference images (empty: the reference ones).
+	Images manifests.Images `json:"images,omitzero"`
+	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
+	TimeScale float64 `json:"timeScale,omitempty"`
+}
+
+// WriteRunConfig writes c to dir/run.json and returns the path.
+func WriteRunConfig(dir string, c RunConfig) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("artifacts folder %q: %w", dir, err)
+	}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, RunConfigFile)
+	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("write run config: %w", err)
+	}
+	return p, nil
+}
+
+// ReadRunConfig reads and checks a RunConfig file.
+func ReadRunConfig(path string) (*RunConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("run config: %w (write it with `harness run`)", err)
+	}
+	var c RunConfig
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("run config %q: %w", path, err)
+	}
+	switch {
+	case c.Topology == "":
+		return nil, fmt.Errorf("run config %q: no topology path", path)
+	case c.Environment == nil || c.Environment.Kubeconfig == "":
+		return nil, fmt.Errorf("run config %q: no environment (bring one up with `harness up`)", path)
+	case c.PKIDir == "":
+		return nil, fmt.Errorf("run config %q: no PKI folder (mint one with `harness pki mint`)", path)
+	case c.Artifacts == "":
+		return nil, errors.New("run config: no artifacts folder")
+	}
+	if c.TimeScale <= 0 {
+		c.TimeScale = 1
+	}
+	return &c, nil
+}

@@ -1,0 +1,152 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/harness/matrix"
+)
+
+// Layer is the layer of the stack a scenario exercises.
+type Layer string
+
+// The layers, in the order reports list them.
+const (
+	LayerTLS          Layer = "tls"
+	LayerAuthority    Layer = "authority"
+	LayerDiscovery    Layer = "discovery"
+	LayerWatch        Layer = "watch"
+	LayerRegistration Layer = "registration"
+	LayerQUIC         Layer = "quic"
+	LayerInvocation   Layer = "invocation"
+	LayerResilience   Layer = "resilience"
+)
+
+// Layers lists every layer in report order.
+var Layers = []Layer{LayerTLS, LayerAuthority, LayerDiscovery, LayerWatch, LayerRegistration, LayerQUIC, LayerInvocation, LayerResilience}
+
+// Labels every scenario may carry.
+const (
+	// LabelProbe: driven by the harness's own probe, not the reference Pylon.
+	LabelProbe = "probe"
+	// LabelPylon: observes the reference Pylon.
+	LabelPylon = "pylon"
+	// LabelDeploys: deploys a variant (a Pylon with bad trust, say), so it costs a rollout.
+	LabelDeploys = "deploys"
+	// LabelFaults: runs under injected faults.
+	LabelFaults = "faults"
+	// LabelCrossRegion: crosses from one region to another.
+	LabelCrossRegion = "cross-region"
+)
+
+// Setting selects the configuration a scenario's steps run with.
+type Setting int
+
+const (
+	// Faulty is the scenario's own configuration: for a fail-closed
+	// scenario, the bad ingredient it is about.
+	Faulty Setting = iota
+	// AsControl replaces the bad ingredient by its positive control's
+	// configuration; the same steps must then succeed.
+	AsControl
+)
+
+func (s Setting) String() string {
+	if s == AsControl {
+		return "control configuration"
+	}
+	return "own configuration"
+}
+
+// Try performs a scenario's steps and returns what was observed: nil when
+// the thing worked end to end, else an error carrying (reason.Of) why it
+// failed.
+type Try func(ctx context.Context, e *Env, s Setting) error
+
+// Requirements say which matrix cells a scenario applies to.
+type Requirements struct {
+	// Workloads it runs for; empty means every workload kind.
+	Workloads []matrix.Workload
+	// Trusts it runs for; empty means the scenario does not depend on
+	// Pylon's trust source and runs in one trust cell per workload kind.
+	Trusts []matrix.Trust
+	// Profiles it runs for; empty means the secure profile only.
+	Profiles []matrix.Profile
+}
+
+// Scenario is one entry of the catalogue.
+type Scenario struct {
+	// ID is stable, "<layer>/<name>", and used in test names.
+	ID string
+	// Layer is the layer under test.
+	Layer Layer
+	// Summary says in one line what is shown.
+	Summary string
+	// Labels select scenarios in `harness run --label`.
+	Labels []string
+	// Requires selects the cells.
+	Requires Requirements
+	// Expect is Pass or FailClosed(reason…).
+	Expect Expectation
+	// Control is the ID of the positive control (fail-closed scenarios only).
+	Control string
+	// Try performs the steps.
+	Try Try
+}
+
+// HasLabel reports whether s carries label l.
+func (s Scenario) HasLabel(l string) bool { return slices.Contains(s.Labels, l) }
+
+// Expectation is what a scenario must observe: Pass, or a refusal for one
+// of the given typed reasons.
+type Expectation struct {
+	reasons []reason.Reason
+}
+
+// Pass expects the thing to work end to end.
+var Pass = Expectation{}
+
+// FailClosed expects a refusal for one of reasons (at least one).
+func FailClosed(reasons ...reason.Reason) Expectation {
+	return Expectation{reasons: slices.Clone(reasons)}
+}
+
+// IsPass reports whether e is Pass.
+func (e Expectation) IsPass() bool { return len(e.reasons) == 0 }
+
+// Reasons are the accepted refusal reasons (none for Pass).
+func (e Expectation) Reasons() []reason.Reason { return slices.Clone(e.reasons) }
+
+// String renders "pass" or "fail-closed(r1|r2)".
+func (e Expectation) String() string {
+	if e.IsPass() {
+		return "pass"
+	}
+	rs := make([]string, len(e.reasons))
+	for i, r := range e.reasons {
+		rs[i] = string(r)
+	}
+	return "fail-closed(" + strings.Join(rs, "|") + ")"
+}
+
+// Judge compares what was observed (the error a Try returned) with e and
+// returns nil when they agree, else an error saying what was expected and
+// what happened.
+func (e Expectation) Judge(observed error) error {
+	got := reason.Of(observed)
+	switch {
+	case e.IsPass() && observed == nil:
+		return nil
+	case e.IsPass():
+		return fmt.Errorf("expected pass, got a failure with reason %q: %w", got, observed)
+	case observed == nil:
+		return fmt.Errorf("expected %s, but it succeeded: nothing refused it", e)
+	case slices.Contains(e.reasons, got):
+		return nil
+	default:
+		return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, got, observed)
+	}
+}

@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/harness/probe"
+)
+
+// Waits of the catalogue, before the run's time scale.
+const (
+	waitPylon    = 90 * time.Second // a Pylon rolls out, bootstraps and registers
+	waitConverge = 60 * time.Second // discovery and registrations follow a change
+	waitStatus   = 20 * time.Second // a registration shows in /status
+)
+
+// uniqueID names a rogue inference server so that its registration can be
+// found in every /status without doubt.
+func uniqueID(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// rogueRegistration is what the harness's rogue Pylon registers.
+func rogueRegistration(id string, tunnel bool) *stargatepb.InferenceServerRegistration {
+	return &stargatepb.InferenceServerRegistration{
+		InferenceServerId:  id,
+		InferenceServerUrl: "http://" + id + ".probe.invalid:8080",
+		ReverseTunnel:      tunnel,
+		ClusterId:          "harness-probe",
+		Models: map[string]*stargatepb.InferenceServerModelRegistration{
+			"probe-" + id: {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE},
+		},
+	}
+}
+
+// firstPod returns the first ready Stargate pod of region.
+func firstPod(ctx context.Context, e *Env, region string) (Pod, error) {
+	pods, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return Pod{}, err
+	}
+	if len(pods) == 0 {
+		return Pod{}, fmt.Errorf("region %s has no ready Stargate pod", region)
+	}
+	return pods[0], nil
+}
+
+// registerOnce registers a rogue inference server with the Stargate named
+// by authority through target, and closes the registration again.
+func registerOnce(ctx context.Context, e *Env, target probe.GRPCTarget, id string) (*stargatepb.InferenceServerAck, error) {
+	reg, err := e.Probe.Register(ctx, target, rogueRegistration(id, false))
+	if err != nil {
+		return nil, err
+	}
+	defer reg.Close()
+	return reg.Ack, nil
+}
+
+// advertisedHosts returns the hosts (no scheme, no port) of the
+// advertise_addr of every Stargate in a WatchStargates response.
+func advertisedHosts(r *stargatepb.WatchStargatesResponse) []string {
+	var out []string
+	for _, s := range r.GetStargates() {
+		out = append(out, hostOf(s.GetAdvertiseAddr()))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hostOf strips a scheme and a port from an address.
+func hostOf(addr string) string {
+	if i := strings.Index(addr, "://"); i >= 0 {
+		addr = addr[i+3:]
+	}
+	addr = strings.TrimSuffix(addr, "/")
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 && !strings.Contains(addr[i:], "]") {
+		addr = addr[:i]
+	}
+	return addr
+}
+
+// expectSet compares two sorted sets of names.
+func expectSet(what string, want, got []string) error {
+	want, got = slices.Clone(want), slices.Clone(got)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		return fmt.Errorf("%s: want %v, got %v", what, want, got)
+	}
+	return nil
+}
+
+// refused turns "it succeeded" into nil and keeps a refusal, for steps
+// that read an outcome rather than make a call.
+func refusedWith(r reason.Reason, format string, args ...any) error {
+	return reason.Wrap(r, fmt.Errorf(format, args...))
+}

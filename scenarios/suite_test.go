@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+)
+
+var (
+	runConfig = flag.String("harness.run", "", "run config written by `harness run` (or set "+RunConfigEnv+")")
+
+	testenv  env.Environment
+	world    *World
+	setupErr error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	path := *runConfig
+	if path == "" {
+		path = os.Getenv(RunConfigEnv)
+	}
+	testenv = env.NewWithConfig(envconf.New())
+	if path != "" {
+		testenv.Setup(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+			cfg, err := ReadRunConfig(path)
+			if err == nil {
+				world, err = Connect(cfg)
+			}
+			setupErr = err // reported by TestScenarios, so it lands in the JUnit report
+			return ctx, nil
+		})
+		testenv.Finish(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+			if world != nil {
+				return ctx, world.Close()
+			}
+			return ctx, nil
+		})
+	}
+	os.Exit(testenv.Run(m))
+}
+
+// TestScenarios runs the planned cases cell by cell; each case is a
+// feature named like "tls/wrong-root[workload=deployment,trust=bundle]".
+func TestScenarios(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("connect to the environment: %v", setupErr)
+	}
+	if world == nil {
+		t.Skip("no environment given: the scenarios run against clusters brought up by `harness run` (make e2e); " +
+			"to run them by hand, pass -args -harness.run=<artifacts>/run.json or set " + RunConfigEnv)
+	}
+	cases := Plan(Catalogue(), world.Cells, world.Filter)
+	if len(cases) == 0 {
+		t.Skip("the filter selects no scenario in the given cells")
+	}
+	for _, cell := range Cells(cases) {
+		var inCell []Case
+		for _, c := range cases {
+			if c.Cell == cell {
+				inCell = append(inCell, c)
+			}
+		}
+		testenv.Test(t, world.Features(inCell)...)
+	}
+}

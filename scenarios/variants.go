@@ -1,0 +1,211 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/pki"
+)
+
+// PylonVariant is a Pylon deployed beside the base one for one case, with
+// one deliberately changed ingredient.
+type PylonVariant struct {
+	// Name is the variant's name (a DNS label); the Deployment is "pylon-<name>".
+	Name string
+	// Bootstrap replaces the bootstrap URL (empty: the cell's).
+	Bootstrap string
+	// TrustConfigMap and CustomTrustConfigMap replace the mounted bundles
+	// (empty: the good ones).
+	TrustConfigMap, CustomTrustConfigMap string
+	// Env overrides Pylon's environment; an empty value removes a variable.
+	Env map[string]string
+}
+
+// deployment renders the variant's Deployment for the case's cell.
+func (e *Env) variantDeployment(v PylonVariant) (*appsv1.Deployment, error) {
+	cell := e.Deployed.Cell
+	p := manifests.Pylon{
+		Name:              manifests.PylonName + "-" + v.Name,
+		Variant:           v.Name,
+		BootstrapURL:      e.Deployed.BootstrapURL,
+		Trust:             string(cell.Trust),
+		AuthSecret:        manifests.AuthSecret,
+		ClientTLSSecret:   manifests.ClientTLSSecret,
+		InferenceServerID: "pylon-" + v.Name,
+		TrustConfigMap:    v.TrustConfigMap,
+		Env:               v.Env,
+	}
+	p.CustomTrustConfigMap = v.CustomTrustConfigMap
+	if v.Bootstrap != "" {
+		p.BootstrapURL = v.Bootstrap
+	}
+	objs, err := manifests.Render(manifests.Values{
+		Namespace: e.Deployed.Namespace,
+		Cluster:   e.Workers(),
+		Profile:   string(cell.Profile),
+		Images:    e.Config.Images,
+		Worker:    &manifests.Worker{Pylons: []manifests.Pylon{p}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render pylon variant %q: %w", v.Name, err)
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("render pylon variant %q: no Deployment among %d objects", v.Name, len(objs))
+}
+
+// WithPylon deploys the variant in the workers cluster, runs fn with the
+// Deployment's name, and deletes the variant again, whatever fn returned.
+func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, name string) error) error {
+	d, err := e.variantDeployment(v)
+	if err != nil {
+		return err
+	}
+	cs, err := e.Kube(e.Workers())
+	if err != nil {
+		return err
+	}
+	api := cs.AppsV1().Deployments(d.Namespace)
+	del := func(ctx context.Context) error {
+		fg := metav1.DeletePropagationForeground
+		err := api.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if err := del(ctx); err != nil {
+		return fmt.Errorf("remove an old pylon variant %s: %w", d.Name, err)
+	}
+	if err := e.Eventually(ctx, "old pylon variant "+d.Name+" gone", time.Minute, func(ctx context.Context) error {
+		if _, err := api.Get(ctx, d.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deployment %s still exists (%v)", d.Name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if _, err := api.Create(ctx, d, metav1.CreateOptions{FieldManager: "nvcf-harness-scenarios"}); err != nil {
+		return fmt.Errorf("create pylon variant %s: %w", d.Name, err)
+	}
+	e.Log.Info("pylon variant deployed", "name", d.Name)
+	defer func() {
+		if err := del(context.WithoutCancel(ctx)); err != nil {
+			e.Log.Warn("delete pylon variant", "name", d.Name, "err", err)
+		}
+	}()
+	return fn(ctx, d.Name)
+}
+
+// PylonOutcome waits until the Pylon called name either holds a healthy
+// registration with some advertised Stargate (nil) or reports a refusal
+// for a non-transient reason (an error carrying it). At the deadline it
+// returns the last transient reason seen, or reason.Timeout.
+func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) error {
+	var last error
+	err := e.Eventually(ctx, "pylon "+name+" to register or refuse", d, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, name)
+		if err != nil {
+			last = err
+			return err
+		}
+		if r := doc.Failure(); r != reason.None {
+			return nil // decided: refused
+		}
+		for _, suffix := range e.IdentitySuffixes() {
+			for _, entry := range doc.Entries(suffix) {
+				if Healthy(entry) {
+					return nil // decided: registered
+				}
+			}
+		}
+		rs := doc.Reasons()
+		last = fmt.Errorf("pylon %s neither registered nor refused yet (reasons %v): %s", name, rs, doc)
+		if len(rs) > 0 {
+			last = reason.Wrap(rs[0], last)
+		}
+		return last
+	})
+	if err != nil {
+		if reason.Of(last) == reason.Unknown || last == nil {
+			return reason.Wrap(reason.Timeout, err)
+		}
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	doc, err := e.PylonStatus(ctx, name)
+	if err != nil {
+		return err
+	}
+	if r := doc.Failure(); r != reason.None {
+		return reason.Wrap(r, fmt.Errorf("pylon %s refused with reason %q: %s", name, r, doc))
+	}
+	return nil
+}
+
+// IdentitySuffixes are what every Stargate identity of each region ends
+// with (the identity template after "{pod_name}"), so a status entry about
+// any replica, old or new, is found by it.
+func (e *Env) IdentitySuffixes() []string {
+	var out []string
+	for _, r := range e.Regions() {
+		out = append(out, strings.TrimPrefix(e.Identity(r, ""), ""))
+	}
+	return out
+}
+
+// WithIngressCert points a region's TLS ingress at the server credential
+// of purpose p (pki.ServerWrongRoot, say), waits for the rollout, runs fn,
+// and restores the good credential (waiting again) whatever fn returned.
+func (e *Env) WithIngressCert(ctx context.Context, region string, p pki.Purpose, fn func(ctx context.Context) error) (err error) {
+	if err := e.setIngressSecret(ctx, region, pki.SecretName(pki.RoleGRPC, p)); err != nil {
+		return err
+	}
+	e.NoteFault(fmt.Sprintf("ingress of %s serves the %s certificate", region, p))
+	defer func() {
+		if rerr := e.setIngressSecret(context.WithoutCancel(ctx), region, manifests.IngressTLSSecret); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore the good ingress certificate of %s: %w", region, rerr))
+		}
+	}()
+	return fn(ctx)
+}
+
+func (e *Env) setIngressSecret(ctx context.Context, region, secret string) error {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return err
+	}
+	api := cs.AppsV1().Deployments(e.Deployed.Namespace)
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"volumes":[{"name":"ingress-tls","secret":{"secretName":%q}}]}}}}`, secret)
+	if _, err := api.Patch(ctx, manifests.IngressName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "nvcf-harness-scenarios"}); err != nil {
+		return fmt.Errorf("point the ingress of %s at secret %s: %w", region, secret, err)
+	}
+	return e.Eventually(ctx, "ingress of "+region+" rolled out with "+secret, 2*time.Minute, func(ctx context.Context) error {
+		d, err := api.Get(ctx, manifests.IngressName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		s := d.Status
+		if s.ObservedGeneration < d.Generation || s.UpdatedReplicas != want || s.AvailableReplicas != want || s.Replicas != want {
+			return fmt.Errorf("rollout in progress: generation %d/%d, updated %d, available %d, total %d of %d",
+				s.ObservedGeneration, d.Generation, s.UpdatedReplicas, s.AvailableReplicas, s.Replicas, want)
+		}
+		return nil
+	})
+}

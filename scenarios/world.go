@@ -1,0 +1,177 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/pki"
+)
+
+// World is what lives for a whole run: the topology, the environment the
+// runner brought up, the PKI, the deployer and the cell deployed now. Cases
+// see it through an Env.
+type World struct {
+	Config   *RunConfig
+	Topology *topology.Topology
+	PKI      *pki.Manifest
+	Cells    []matrix.Cell
+	Filter   Filter
+	Log      *slog.Logger
+
+	deployer *deploy.Deployer
+	roots    *x509.CertPool
+	wrong    *x509.CertPool
+
+	mu      sync.Mutex
+	current *deploy.Result
+	logFile *os.File
+}
+
+// Connect loads what a RunConfig names and prepares the deployer; it
+// deploys nothing yet (Use does, per cell).
+func Connect(cfg *RunConfig) (*World, error) {
+	topo, err := topology.Load(cfg.Topology)
+	if err != nil {
+		return nil, err
+	}
+	m, err := pki.Load(cfg.PKIDir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := ParseFilter(cfg.Run, cfg.Layers, cfg.Labels)
+	if err != nil {
+		return nil, err
+	}
+	var cells []matrix.Cell
+	for _, n := range cfg.Cells {
+		c, err := matrix.ParseCell(n)
+		if err != nil {
+			return nil, fmt.Errorf("run config: %w", err)
+		}
+		cells = append(cells, c)
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("run config: no cells to run")
+	}
+	if err := os.MkdirAll(cfg.Artifacts, 0o755); err != nil {
+		return nil, fmt.Errorf("artifacts folder: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(cfg.Artifacts, "suite.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("suite log: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf}
+	if w.roots, err = w.pool(pki.Root); err != nil {
+		return nil, err
+	}
+	if w.wrong, err = w.pool(pki.WrongRoot); err != nil {
+		return nil, err
+	}
+	contexts := map[string]string{}
+	for _, c := range cfg.Environment.Clusters {
+		contexts[c.Name] = c.Context
+	}
+	w.deployer, err = deploy.New(deploy.Options{
+		Kubeconfig: cfg.Environment.Kubeconfig,
+		Contexts:   contexts,
+		Topology:   topo,
+		PKI:        m,
+		Cell:       cells[0],
+		Images:     cfg.Images,
+		ClientTLS:  true,
+		Logger:     log.With("component", "deploy"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Close releases the World's files.
+func (w *World) Close() error { return w.logFile.Close() }
+
+// pool loads a CA certificate of the PKI into a pool of its own.
+func (w *World) pool(p pki.Purpose) (*x509.CertPool, error) {
+	a, err := w.PKI.Find(p, "")
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(w.PKI.Path(a))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s %q holds no certificate", p, w.PKI.Path(a))
+	}
+	return pool, nil
+}
+
+// Use deploys cell unless it is the one deployed now, and returns the
+// deployment. Cells share clusters: switching cells re-applies only what
+// differs.
+func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cell = cell.Normalize()
+	if w.current != nil && w.current.Cell == cell {
+		return w.current, nil
+	}
+	start := time.Now()
+	r, err := w.deployer.Switch(ctx, cell)
+	if err != nil {
+		w.current = nil
+		return nil, fmt.Errorf("deploy cell %s: %w", cell.Name(), err)
+	}
+	w.Log.Info("cell deployed", "cell", cell.Name(), "took", time.Since(start).Round(time.Millisecond))
+	w.current = r
+	return r, nil
+}
+
+// Refresh re-reads the deployment of the current cell (after a scenario
+// replaced pods) by applying it again, which waits for readiness.
+func (w *World) Refresh(ctx context.Context) (*deploy.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.current == nil {
+		return nil, fmt.Errorf("no cell deployed")
+	}
+	r, err := w.deployer.Apply(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.current = r
+	return r, nil
+}
+
+// Kube returns the clientset of a cluster.
+func (w *World) Kube(cluster string) (kubernetes.Interface, error) { return w.deployer.Client(cluster) }
+
+// Env returns the environment one case runs in, with its own prober (so
+// its transcript is the case's) and evidence folder.
+func (w *World) Env(res *deploy.Result, evidence string) *Env {
+	return &Env{
+		World:    w,
+		Deployed: res,
+		Probe:    probe.New(probe.Options{DNS: w.Config.Environment.DNS, Logger: w.Log.With("component", "probe")}),
+		Evidence: evidence,
+	}
+}
+
+// Scale multiplies a wait deadline by the run's time scale.
+func (w *World) Scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * w.Config.TimeScale)
+}
