@@ -40,8 +40,8 @@ type CaseResult struct {
 	// fail-closed scenario with its control's configuration.
 	Kind string `json:"kind"`
 	// Expect is "pass" or "fail-closed(reason)"; Control names the positive control.
-	Expect  string `json:"expect"`
-	Control string `json:"control,omitempty"`
+	Expect  string  `json:"expect"`
+	Control string  `json:"control,omitempty"`
 	Outcome Outcome `json:"outcome"`
 	// Observed is the reason observed ("" when it worked).
 	Observed string `json:"observed,omitempty"`

@@ -18,7 +18,9 @@ func invocationScenarios() []Scenario {
 			ID: "invocation/in-region", Layer: LayerInvocation, Labels: []string{LabelProbe},
 			Summary: "a chat completion entering the bootstrap region reaches the echo server and answers 200",
 			Expect:  Pass,
-			Try:     func(ctx context.Context, e *Env, _ Setting) error { return invokeEventually(ctx, e, e.Bootstrap(), echoModel) },
+			Try: func(ctx context.Context, e *Env, _ Setting) error {
+				return invokeEventually(ctx, e, e.Bootstrap(), echoModel)
+			},
 		},
 		{
 			ID: "invocation/across-regions", Layer: LayerInvocation, Labels: []string{LabelProbe, LabelCrossRegion},
