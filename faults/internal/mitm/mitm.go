@@ -5,15 +5,18 @@
 package mitm
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -126,12 +129,39 @@ func (s *Server) accept() {
 }
 
 func (s *Server) h2c(c net.Conn) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "plaintext man in the middle\n")
-	})
-	(&http2.Server{}).ServeConn(c, &http2.ServeConnOpts{Context: s.ctx, Handler: h})
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(greetingTimeout))
+	head, err := br.Peek(len(http2.ClientPreface))
+	_ = c.SetReadDeadline(time.Time{})
+	if err == nil && string(head) == http2.ClientPreface {
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = io.WriteString(w, "plaintext man in the middle\n")
+		})
+		base := &http.Server{ErrorLog: log.New(io.Discard, "", 0)}
+		(&http2.Server{}).ServeConn(&peeked{Conn: c, r: br}, &http2.ServeConnOpts{Context: s.ctx, Handler: h, BaseConfig: base})
+		return
+	}
+	// Anything else (a TLS ClientHello): answer as an h2c server does to a
+	// bogus greeting, in plaintext, then read until the client hangs up so
+	// that it sees our bytes rather than a reset.
+	fr := http2.NewFramer(c, nil)
+	_ = fr.WriteSettings()
+	_ = fr.WriteGoAway(0, http2.ErrCodeProtocol, []byte("bogus greeting"))
+	_ = c.SetReadDeadline(time.Now().Add(greetingTimeout))
+	_, _ = io.Copy(io.Discard, br)
 }
+
+// greetingTimeout bounds how long a silent client is kept.
+const greetingTimeout = 30 * time.Second
+
+// peeked is a connection whose first bytes were read into r.
+type peeked struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peeked) Read(b []byte) (int, error) { return p.r.Read(b) }
 
 func (s *Server) strip(c net.Conn) {
 	up, err := s.cfg.Dial(s.ctx, "tcp", s.cfg.PlainUpstream)

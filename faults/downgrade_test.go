@@ -1,0 +1,93 @@
+package faults
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/nvcf/conformance/faults/internal/nstest"
+	"github.com/stretchr/testify/require"
+)
+
+// selfSigned returns a certificate for host and a pool that trusts it.
+func selfSigned(t *testing.T, host string) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+func TestDowngradeMITMIsRefusedAndUndone(t *testing.T) {
+	lab := nstest.New(t, 1)
+	c := lab.Clusters[0]
+	const host = "stargate.region-a.nvcf.test"
+	cert, pool := selfSigned(t, host)
+	lb := netip.AddrPortFrom(c.LB, 50071)
+	l, err := netnsx.Listen(lab.Host, "tcp", lb.String())
+	require.NoError(t, err)
+	tl := tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	t.Cleanup(func() { _ = tl.Close() })
+	go func() {
+		for {
+			conn, err := tl.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _ = conn.(*tls.Conn).Handshake(); _ = conn.Close() }()
+		}
+	}()
+	handshake := func() error {
+		raw, err := dialFrom(c.PodNetns, lb, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		defer raw.Close()
+		_ = raw.SetDeadline(time.Now().Add(20 * time.Second))
+		return tls.Client(raw, &tls.Config{ServerName: host, RootCAs: pool, MinVersion: tls.VersionTLS12}).Handshake()
+	}
+	require.NoError(t, handshake(), "positive control: TLS works before the fault")
+
+	for _, mode := range []DowngradeMode{DowngradeH2C, DowngradeStrip} {
+		t.Run(string(mode), func(t *testing.T) {
+			d := Downgrade{Path: Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host}, Mode: mode}
+			if mode == DowngradeStrip {
+				// Relay to a plaintext echo, as a router's h2c port would answer.
+				plain := netip.AddrPortFrom(c.LB, 50080)
+				newTCPEcho(t, lab.Host, plain)
+				d.PlainUpstream = plain
+			}
+			h := StartT(context.Background(), t, Fault{Action: d}, nil)
+			err := handshake()
+			require.Error(t, err)
+			if mode == DowngradeH2C {
+				var rh tls.RecordHeaderError
+				require.ErrorAs(t, err, &rh, "the client sees plaintext, got %v", err)
+			}
+			require.NoError(t, h.Stop(context.Background()))
+			require.NoError(t, handshake(), "undo restores TLS")
+		})
+	}
+	_ = net.ErrClosed
+}
