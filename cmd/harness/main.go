@@ -28,6 +28,8 @@ func commands() []command {
 		{"version", "print the harness version", runVersion},
 		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
+		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
+		{"list", "print the scenario catalogue without running it", runList},
 	}
 }
 

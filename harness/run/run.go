@@ -1,0 +1,237 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/pki/pkitopo"
+	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios"
+)
+
+// Options configure a run.
+type Options struct {
+	// Topology is the topology file.
+	Topology string
+	// Artifacts is the folder for junit.xml, the summary and the evidence.
+	Artifacts string
+	// Provider brings the clusters up and down.
+	Provider clusters.Provider
+	// StateDir is the topology's state folder (the PKI is minted into
+	// StateDir/pki); empty means $XDG_STATE_HOME/nvcf-harness/<name>.
+	StateDir string
+	// ModuleDir is the module's root (where go.mod is); empty: found from
+	// the working folder upwards.
+	ModuleDir string
+	// Run, Layers and Labels filter the catalogue; Workloads and Trusts the matrix.
+	Run, Layers, Labels string
+	Workloads, Trusts   string
+	// Keep leaves the clusters up after the run.
+	Keep bool
+	// TimeScale multiplies the scenarios' deadlines (default 1).
+	TimeScale float64
+	// Stdout receives gotestsum's output and the summary; Logger progress.
+	Stdout io.Writer
+	Logger *slog.Logger
+}
+
+// Result is what a run produced.
+type Result struct {
+	Summary reports.Summary
+	// JUnit is the path of junit.xml.
+	JUnit string
+	// Reused says the clusters were running before the run (so it left them up).
+	Reused bool
+}
+
+// ErrFailed is wrapped when a run completed but not every case passed.
+var ErrFailed = errors.New("conformance run failed")
+
+// Run performs one conformance run. It returns an error wrapping ErrFailed
+// when the suite ran and some case failed, after writing every report.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	start := time.Now()
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	log := o.Logger
+	topo, err := topology.Load(o.Topology)
+	if err != nil {
+		return nil, err
+	}
+	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+	if err != nil {
+		return nil, err
+	}
+	cells, err := Cells(o.Workloads, o.Trusts)
+	if err != nil {
+		return nil, err
+	}
+	if len(scenarios.Plan(scenarios.Catalogue(), cells, sf)) == 0 {
+		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload and --trust (see `harness list`)")
+	}
+	if err := os.MkdirAll(o.Artifacts, 0o755); err != nil {
+		return nil, fmt.Errorf("artifacts folder %q: %w", o.Artifacts, err)
+	}
+	if err := buildReference(ctx, o.ModuleDir, log); err != nil {
+		return nil, err
+	}
+	res = &Result{JUnit: filepath.Join(o.Artifacts, "junit.xml")}
+	if _, serr := o.Provider.Status(ctx, topo.Name); serr == nil {
+		res.Reused = true
+	}
+	log.Info("bringing up clusters", "topology", topo.Name, "reuse", res.Reused)
+	env, err := o.Provider.Up(ctx, Spec(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
+	if err != nil {
+		return nil, fmt.Errorf("bring up topology %q: %w", topo.Name, err)
+	}
+	defer func() {
+		if o.Keep || res.Reused {
+			log.Info("leaving the clusters up", "topology", topo.Name, "down", "harness down --topology "+o.Topology)
+			return
+		}
+		if derr := o.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("bring down topology %q: %w", topo.Name, derr))
+		}
+	}()
+	m, err := (&pki.Minter{Logger: log}).Mint(ctx, pkitopo.Request(topo, 0, false), filepath.Join(o.StateDir, "pki"))
+	if err != nil {
+		return res, err
+	}
+	cfg := scenarios.RunConfig{
+		Topology: o.Topology, Environment: env, PKIDir: m.Dir, Artifacts: o.Artifacts,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale,
+	}
+	for _, c := range cells {
+		cfg.Cells = append(cfg.Cells, c.Name())
+	}
+	cfgPath, err := scenarios.WriteRunConfig(o.Artifacts, cfg)
+	if err != nil {
+		return res, err
+	}
+	if err := clearCases(o.Artifacts); err != nil {
+		return res, err
+	}
+	testErr := runSuite(ctx, o.ModuleDir, cfgPath, res.JUnit, o.Stdout)
+	results, lerr := reports.LoadCases(o.Artifacts)
+	if lerr != nil {
+		return res, lerr
+	}
+	layers := make([]string, len(scenarios.Layers))
+	for i, l := range scenarios.Layers {
+		layers[i] = string(l)
+	}
+	res.Summary = reports.Summarize(results, layers)
+	res.Summary.WallTime = time.Since(start)
+	if err := res.Summary.Write(o.Artifacts); err != nil {
+		return res, err
+	}
+	fmt.Fprintln(o.Stdout)
+	_ = res.Summary.Text(o.Stdout)
+	fmt.Fprintf(o.Stdout, "wall time %s; JUnit %s; summary %s\n", res.Summary.WallTime.Round(time.Second), res.JUnit, filepath.Join(o.Artifacts, "summary.md"))
+	switch {
+	case testErr != nil:
+		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)
+	case !res.Summary.OK():
+		return res, fmt.Errorf("%w: %d failed, %d errors", ErrFailed, res.Summary.Total.Fail, res.Summary.Total.Error)
+	case res.Summary.Total.Total() == 0:
+		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, filepath.Join(o.Artifacts, "suite.log"))
+	}
+	return res, nil
+}
+
+func (o *Options) fill() error {
+	switch {
+	case o.Topology == "":
+		return errors.New("run: no topology file; pass --topology")
+	case o.Artifacts == "":
+		return errors.New("run: no artifacts folder; pass --artifacts")
+	case o.Provider == nil:
+		return errors.New("run: no clusters provider")
+	}
+	abs, err := filepath.Abs(o.Artifacts)
+	if err != nil {
+		return err
+	}
+	o.Artifacts = abs
+	if o.Topology, err = filepath.Abs(o.Topology); err != nil {
+		return err
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.TimeScale <= 0 {
+		o.TimeScale = 1
+	}
+	if o.ModuleDir == "" {
+		if o.ModuleDir, err = moduleDir(); err != nil {
+			return err
+		}
+	}
+	if o.StateDir == "" {
+		t, err := topology.Load(o.Topology)
+		if err != nil {
+			return err
+		}
+		o.StateDir = filepath.Join(StateHome(), t.Name)
+	}
+	return nil
+}
+
+// StateHome is $XDG_STATE_HOME/nvcf-harness (default ~/.local/state/nvcf-harness).
+func StateHome() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "nvcf-harness")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "state", "nvcf-harness")
+}
+
+// Spec converts a topology into the provider's Spec.
+func Spec(t *topology.Topology) clusters.Spec {
+	s := clusters.Spec{Name: t.Name, Domain: t.Domain}
+	for _, c := range t.Clusters {
+		s.Clusters = append(s.Clusters, clusters.ClusterSpec{Name: c.Name, Nodes: c.Nodes})
+	}
+	return s
+}
+
+// Cells expands the matrix for the workload and trust filters: every
+// secure cell, then one insecure cell (StatefulSet, bundle) for the
+// scenarios that need the insecure profile, when the filters allow it.
+func Cells(workloads, trusts string) ([]matrix.Cell, error) {
+	f, err := matrix.ParseFilter(workloads, trusts, "")
+	if err != nil {
+		return nil, err
+	}
+	cells, err := matrix.Default().Narrow(f).Expand()
+	if err != nil {
+		return nil, err
+	}
+	insecure := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure}
+	if f.Match(insecure) {
+		cells = append(cells, insecure)
+	}
+	return cells, nil
+}
+
+// clearCases removes the case results of an earlier run in the same folder.
+func clearCases(artifacts string) error {
+	if err := os.RemoveAll(filepath.Join(artifacts, reports.CasesDir)); err != nil {
+		return fmt.Errorf("clear old case results: %w", err)
+	}
+	return nil
+}
