@@ -7,6 +7,7 @@ import (
 
 	"github.com/nvcf/conformance/faults/internal/journal"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -76,11 +77,14 @@ func writeSecret(ctx context.Context, cs kubernetes.Interface, ns, name string, 
 		}
 		s.Data = data
 		s.StringData = nil
-		if _, err = cs.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{}); err == nil {
-			return nil
+		if _, err = cs.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{}); err == nil || !apierrors.IsConflict(err) {
+			break
 		}
 	}
-	return fmt.Errorf("update secret %s/%s: %w", ns, name, err)
+	if err != nil {
+		return fmt.Errorf("update secret %s/%s: %w", ns, name, err)
+	}
+	return nil
 }
 
 func restoreSecret(ctx context.Context, s journal.Secret) error {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -29,30 +30,57 @@ func (s Scale) Describe() string {
 	return fmt.Sprintf("%s %s/%s replicas=%d", s.Workload, s.Namespace, s.Name, s.Replicas)
 }
 
-func getScale(ctx context.Context, cs kubernetes.Interface, ns, kind, name string) (*autoscalingv1.Scale, error) {
+// replicas reads a workload's spec.replicas.
+func replicas(ctx context.Context, cs kubernetes.Interface, ns, kind, name string) (int32, error) {
+	var r *int32
 	switch kind {
 	case "Deployment":
-		return cs.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("get deployment %s/%s: %w", ns, name, err)
+		}
+		r = d.Spec.Replicas
 	case "StatefulSet":
-		return cs.AppsV1().StatefulSets(ns).GetScale(ctx, name, metav1.GetOptions{})
+		s, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("get statefulset %s/%s: %w", ns, name, err)
+		}
+		r = s.Spec.Replicas
+	default:
+		return 0, fmt.Errorf("workload kind %q: want Deployment or StatefulSet", kind)
 	}
-	return nil, fmt.Errorf("workload kind %q: want Deployment or StatefulSet", kind)
+	if r == nil {
+		return 1, nil
+	}
+	return *r, nil
 }
 
-func setScale(ctx context.Context, cs kubernetes.Interface, ns, kind, name string, replicas int32) error {
-	sc, err := getScale(ctx, cs, ns, kind, name)
-	if err != nil {
-		return fmt.Errorf("get scale of %s %s/%s: %w", kind, ns, name, err)
+// setScale sets a workload's spec.replicas, retrying on conflicts.
+func setScale(ctx context.Context, cs kubernetes.Interface, ns, kind, name string, n int32) error {
+	var err error
+	for range 5 {
+		switch kind {
+		case "Deployment":
+			var d *appsv1.Deployment
+			if d, err = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				d.Spec.Replicas = &n
+				_, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			}
+		case "StatefulSet":
+			var s *appsv1.StatefulSet
+			if s, err = cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				s.Spec.Replicas = &n
+				_, err = cs.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{})
+			}
+		default:
+			return fmt.Errorf("workload kind %q: want Deployment or StatefulSet", kind)
+		}
+		if err == nil || !apierrors.IsConflict(err) {
+			break
+		}
 	}
-	sc.Spec.Replicas = replicas
-	switch kind {
-	case "Deployment":
-		_, err = cs.AppsV1().Deployments(ns).UpdateScale(ctx, name, sc, metav1.UpdateOptions{})
-	default:
-		_, err = cs.AppsV1().StatefulSets(ns).UpdateScale(ctx, name, sc, metav1.UpdateOptions{})
-	}
 	if err != nil {
-		return fmt.Errorf("scale %s %s/%s to %d: %w", kind, ns, name, replicas, err)
+		return fmt.Errorf("scale %s %s/%s to %d: %w", kind, ns, name, n, err)
 	}
 	return nil
 }
@@ -62,11 +90,10 @@ func (s Scale) inject(ctx context.Context, e *env) (Undo, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := getScale(ctx, cs, s.Namespace, s.Workload, s.Name)
+	orig, err := replicas(ctx, cs, s.Namespace, s.Workload, s.Name)
 	if err != nil {
-		return nil, fmt.Errorf("get scale of %s %s/%s: %w", s.Workload, s.Namespace, s.Name, err)
+		return nil, err
 	}
-	orig := cur.Spec.Replicas
 	if err := e.persist(journal.Cleanup{Scale: &journal.Scale{Cluster: s.Cluster.ref(), Namespace: s.Namespace, Kind: s.Workload, Name: s.Name, Replicas: orig}}); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,53 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/nvcf/conformance/faults/internal/nft"
+	"github.com/nvcf/conformance/faults/internal/nstest"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCleanupLeftoversAfterKill(t *testing.T) {
+	lab := nstest.New(t, 2)
+	state := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "NVCF_FAULTS_CHILD_NETNS="+lab.Host, "NVCF_FAULTS_CHILD_STATE="+state)
+	out, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "injected\n", line)
+
+	// A live owner's fault is not touched.
+	cleaned, err := CleanupLeftovers(context.Background(), state, nil)
+	require.NoError(t, err)
+	require.Empty(t, cleaned)
+
+	require.NoError(t, child.Process.Kill())
+	_ = child.Wait()
+	comments, err := nft.Comments(context.Background(), lab.Host)
+	require.NoError(t, err)
+	require.NotEmpty(t, comments, "the killed run left its rules")
+	es, err := List(state)
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	require.False(t, es[0].Alive)
+	require.Equal(t, "orphan", es[0].Name)
+
+	cleaned, err = CleanupLeftovers(context.Background(), state, nil)
+	require.NoError(t, err)
+	require.Len(t, cleaned, 1)
+	comments, err = nft.Comments(context.Background(), lab.Host)
+	require.NoError(t, err)
+	require.Empty(t, comments, "the next command removed them")
+	es, err = List(state)
+	require.NoError(t, err)
+	require.Empty(t, es)
+}
