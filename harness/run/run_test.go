@@ -1,0 +1,71 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/topology"
+)
+
+func TestCells(t *testing.T) {
+	all, err := Cells("", "")
+	require.NoError(t, err)
+	require.Len(t, all, 10, "nine secure cells and one insecure")
+	require.Equal(t, matrix.Insecure, all[9].Profile)
+
+	dep, err := Cells("deployment", "system,bundle")
+	require.NoError(t, err)
+	require.Len(t, dep, 2, "the insecure cell is a StatefulSet one, filtered out")
+	for _, c := range dep {
+		require.Equal(t, matrix.Deployment, c.Workload)
+	}
+	_, err = Cells("daemonset", "")
+	require.Error(t, err)
+}
+
+func TestSpecFollowsTopology(t *testing.T) {
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	s := Spec(topo)
+	require.NoError(t, s.Validate())
+	require.Equal(t, "default", s.Name)
+	require.Equal(t, "nvcf.test", s.Domain)
+	require.Equal(t, []clusters.ClusterSpec{{Name: "region-a", Nodes: 1}, {Name: "region-b", Nodes: 1}, {Name: "workers", Nodes: 1}}, s.Clusters)
+}
+
+func TestModuleDir(t *testing.T) {
+	d, err := moduleDir()
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(d, "go.mod"))
+	require.NoError(t, err)
+}
+
+// refusingProvider fails every call, to show Run stops before running anything.
+type refusingProvider struct{ ups int }
+
+func (p *refusingProvider) Up(context.Context, clusters.Spec, ...clusters.UpOption) (*clusters.Environment, error) {
+	p.ups++
+	return nil, errors.New("no clusters here")
+}
+func (p *refusingProvider) Down(context.Context, string) error { return nil }
+func (p *refusingProvider) Status(context.Context, string) (*clusters.Environment, error) {
+	return nil, clusters.ErrNotFound
+}
+
+func TestRunRefusesBadInput(t *testing.T) {
+	p := &refusingProvider{}
+	_, err := Run(context.Background(), Options{Artifacts: t.TempDir(), Provider: p})
+	require.ErrorContains(t, err, "--topology")
+	_, err = Run(context.Background(), Options{Topology: "../../topologies/default.yaml", Artifacts: t.TempDir(), Provider: p, Layers: "bogus"})
+	require.ErrorContains(t, err, `unknown layer "bogus"`)
+	_, err = Run(context.Background(), Options{Topology: "../../topologies/default.yaml", Artifacts: t.TempDir(), Provider: p, Run: "^no-such-scenario$"})
+	require.ErrorContains(t, err, "select no case")
+	require.Zero(t, p.ups, "nothing was brought up for a run that selects nothing")
+}

@@ -1,0 +1,77 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func sample(dir string) []CaseResult {
+	mk := func(name, id, layer, cell, kind string, o Outcome, msg string) CaseResult {
+		return CaseResult{Name: name, ID: id, Layer: layer, Cell: cell, Kind: kind, Expect: "pass", Outcome: o, Message: msg,
+			Evidence: EvidenceDir(dir, name), Start: time.Unix(0, 0), Duration: time.Second}
+	}
+	return []CaseResult{
+		mk("tls/wrong-root[workload=deployment,trust=bundle]", "tls/wrong-root", "tls", "workload=deployment,trust=bundle", "case", Pass, ""),
+		mk("tls/wrong-root/with-control-config[workload=deployment,trust=bundle]", "tls/wrong-root", "tls", "workload=deployment,trust=bundle", "control-config", Fail, "still refused"),
+		mk("quic/bad-token[workload=mixed,trust=system]", "quic/bad-token", "quic", "workload=mixed,trust=system", "case", Error, "positive control quic/tunnel-up failed"),
+		mk("authority/missing[workload=mixed,trust=system]", "authority/missing", "authority", "workload=mixed,trust=system", "case", Pass, ""),
+	}
+}
+
+func TestEvidenceDirIsAFolderName(t *testing.T) {
+	require.Equal(t, filepath.Join("/a", "cases", "tls_wrong-root_workload=deployment,trust=bundle_"),
+		EvidenceDir("/a", "tls/wrong-root[workload=deployment,trust=bundle]"))
+}
+
+func TestWriteAndLoadCases(t *testing.T) {
+	dir := t.TempDir()
+	in := sample(dir)
+	for _, r := range in {
+		require.NoError(t, WriteCase(r))
+	}
+	out, err := LoadCases(dir)
+	require.NoError(t, err)
+	require.Len(t, out, len(in))
+	require.Equal(t, "authority/missing[workload=mixed,trust=system]", out[0].Name, "sorted by name")
+	require.Equal(t, Error, out[1].Outcome)
+
+	empty, err := LoadCases(t.TempDir())
+	require.NoError(t, err)
+	require.Empty(t, empty)
+	require.Error(t, WriteCase(CaseResult{Name: "x"}))
+}
+
+func TestSummary(t *testing.T) {
+	dir := t.TempDir()
+	s := Summarize(sample(dir), []string{"tls", "authority", "quic"})
+	require.Equal(t, []string{"tls", "authority", "quic"}, s.Layers)
+	require.Equal(t, Counts{Pass: 1, Fail: 1}, s.PerLayer["tls"])
+	require.Equal(t, Counts{Error: 1}, s.PerLayer["quic"])
+	require.Equal(t, 4, s.Total.Total())
+	require.False(t, s.OK())
+	require.Len(t, s.Failures, 2)
+	require.Equal(t, "tls/wrong-root", s.Rows[0].ID, "rows follow the layer order")
+
+	var md bytes.Buffer
+	require.NoError(t, s.Markdown(&md))
+	require.Contains(t, md.String(), "| tls | 2 | 1 | 1 | 0 | 0 |")
+	require.Contains(t, md.String(), "ok (control-config FAIL)")
+	require.Contains(t, md.String(), "| quic/bad-token | pass | · | ERROR |")
+	require.Contains(t, md.String(), EvidenceDir(dir, "quic/bad-token[workload=mixed,trust=system]"))
+
+	var txt bytes.Buffer
+	require.NoError(t, s.Text(&txt))
+	require.Contains(t, txt.String(), "ERROR quic/bad-token[workload=mixed,trust=system]: positive control quic/tunnel-up failed")
+
+	require.NoError(t, s.Write(dir))
+	for _, f := range []string{"summary.md", "summary.json"} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+	}
+	require.True(t, Summarize(sample(dir)[:1], nil).OK())
+}
