@@ -2,11 +2,17 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/nvcf/conformance/faults"
+	"github.com/nvcf/conformance/fixtures/manifests"
 )
 
 // resilienceScenarios run while the system is disturbed: pods die,
-// networks misbehave (package faults). Every fault a case injects is noted
-// on its Env and lands in its report.
+// networks between clusters misbehave (package faults). Every fault a case
+// injects is recorded and named in its report.
 func resilienceScenarios() []Scenario {
 	return []Scenario{
 		{
@@ -20,5 +26,165 @@ func resilienceScenarios() []Scenario {
 				return invokeEventually(ctx, e, e.Bootstrap(), echoModel)
 			},
 		},
+		{
+			ID: "resilience/partition-workers-remote", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelCrossRegion},
+			Summary: "a 10 s partition between the workers and the remote region drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
+			Expect:  Pass, Try: partitionRemote,
+		},
+		{
+			ID: "resilience/quic-loss-delay", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+			Summary: "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed",
+			Expect:  Pass, Try: quicLossDelay,
+		},
+		{
+			ID: "resilience/quic-blackhole-reconnect", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+			Summary: "after a 5 s blackhole on the tunnel's UDP path the tunnel comes back and invocations succeed within a bounded time",
+			Expect:  Pass, Try: quicBlackhole,
+		},
 	}
+}
+
+// startFault injects f through the World's recorder and notes it on the case.
+func (e *Env) startFault(ctx context.Context, f faults.Fault) (*faults.Handle, error) {
+	h, err := faults.Start(ctx, f, e.recorder)
+	if err != nil {
+		return nil, err
+	}
+	e.NoteFault(fmt.Sprintf("%s %s: %s (for %s, from %s)", f.Kind(), f.Target, f.Action.Describe(), f.Duration, time.Now().UTC().Format(time.RFC3339)))
+	return h, nil
+}
+
+func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
+	remote, err := remoteWatched(e)
+	if err != nil {
+		return err
+	}
+	boot := e.Bootstrap()
+	if err := e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge); err != nil {
+		return fmt.Errorf("before the partition: %w", err)
+	}
+	h, err := e.startFault(ctx, faults.Fault{
+		Name:     "partition " + e.Workers() + "<->" + remote,
+		Target:   faults.Target{From: e.Workers(), To: remote},
+		Action:   faults.PartitionBetween(e.Topology.Index(e.Workers()), e.Topology.Index(remote), false),
+		Duration: 10 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Stop(ctx)
+	dropped := e.Eventually(ctx, "Pylon's registrations with "+remote+" to drop during the partition", 15*time.Second, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+		if err != nil {
+			return err
+		}
+		if stillHealthy(doc, e.Identity(remote, "")) {
+			return fmt.Errorf("pylon still reports a healthy registration with %s: %s", remote, doc)
+		}
+		if !stillHealthy(doc, e.Identity(boot, "")) {
+			return fmt.Errorf("the partition of %s also broke the registrations with %s: %s", remote, boot, doc)
+		}
+		return nil
+	})
+	if dropped != nil {
+		return dropped
+	}
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := h.Err(); err != nil {
+		return err
+	}
+	return e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge)
+}
+
+// pylonHealthyWith waits until Pylon holds a healthy registration with
+// some Stargate of each region.
+func (e *Env) pylonHealthyWith(ctx context.Context, regions []string, d time.Duration) error {
+	return e.Eventually(ctx, fmt.Sprintf("Pylon registered in %v", regions), d, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+		if err != nil {
+			return err
+		}
+		for _, r := range regions {
+			if !stillHealthy(doc, e.Identity(r, "")) {
+				return fmt.Errorf("pylon holds no healthy registration in %s: %s", r, doc)
+			}
+		}
+		return nil
+	})
+}
+
+// quicPath is the UDP path from the workers' pods to the bootstrap
+// region's QUIC relay load balancer.
+func (e *Env) quicPath() (faults.Path, error) {
+	c, ok := e.Deployed.Cluster(e.Bootstrap())
+	if !ok {
+		return faults.Path{}, fmt.Errorf("no deployment of %s", e.Bootstrap())
+	}
+	for _, lb := range c.LoadBalancers {
+		if lb.Service != manifests.QUICService || len(lb.Addresses) == 0 {
+			continue
+		}
+		a, err := netip.ParseAddr(lb.Addresses[0])
+		if err != nil {
+			return faults.Path{}, fmt.Errorf("QUIC load balancer address %q: %w", lb.Addresses[0], err)
+		}
+		return faults.PathBetween(e.Topology.Index(e.Workers()), netip.AddrPortFrom(a, manifests.QUICPort)), nil
+	}
+	return faults.Path{}, fmt.Errorf("region %s has no %s load balancer with an address", e.Bootstrap(), manifests.QUICService)
+}
+
+func quicLossDelay(ctx context.Context, e *Env, _ Setting) error {
+	if err := invokeEventually(ctx, e, e.Bootstrap(), echoModel); err != nil {
+		return fmt.Errorf("before the fault: %w", err)
+	}
+	path, err := e.quicPath()
+	if err != nil {
+		return err
+	}
+	imp := faults.Impairment{Loss: 0.2, Delay: 100 * time.Millisecond, Jitter: 20 * time.Millisecond}
+	h, err := e.startFault(ctx, faults.Fault{
+		Name: "quic loss and delay", Target: faults.Target{From: e.Workers(), To: e.Bootstrap(), Service: manifests.QUICService},
+		Action: faults.UDPFault{Path: path, Upstream: imp, Downstream: imp, Seed: 7}, Duration: 2 * time.Minute,
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Stop(ctx)
+	for i := range 5 {
+		if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, fmt.Sprintf("under loss %d", i)); err != nil {
+			return fmt.Errorf("invocation %d under 20%% loss: %w", i+1, err)
+		}
+	}
+	return h.Stop(ctx)
+}
+
+func quicBlackhole(ctx context.Context, e *Env, _ Setting) error {
+	if err := invokeEventually(ctx, e, e.Bootstrap(), echoModel); err != nil {
+		return fmt.Errorf("before the fault: %w", err)
+	}
+	path, err := e.quicPath()
+	if err != nil {
+		return err
+	}
+	hole := faults.Impairment{Loss: 1}
+	h, err := e.startFault(ctx, faults.Fault{
+		Name: "quic blackhole", Target: faults.Target{From: e.Workers(), To: e.Bootstrap(), Service: manifests.QUICService},
+		Action: faults.UDPFault{Path: path, Upstream: hole, Downstream: hole}, Duration: 5 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := h.Err(); err != nil {
+		return err
+	}
+	return invokeEventually(ctx, e, e.Bootstrap(), echoModel)
 }

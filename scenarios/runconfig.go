@@ -26,6 +26,9 @@ type RunConfig struct {
 	Topology string `json:"topology"`
 	// Environment is what the clusters provider handed back.
 	Environment *clusters.Environment `json:"environment"`
+	// StateDir is the topology's state folder; the faults journal lives
+	// there, so a killed run's faults are undone by the next command.
+	StateDir string `json:"stateDir,omitempty"`
 	// PKIDir is the minted PKI folder (package pki).
 	PKIDir string `json:"pkiDir"`
 	// Artifacts is the folder for evidence and per-case results.

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/harness/matrix"
 	"github.com/nvcf/conformance/harness/probe"
@@ -31,6 +32,7 @@ type World struct {
 	Log      *slog.Logger
 
 	deployer *deploy.Deployer
+	recorder *faults.Recorder
 	roots    *x509.CertPool
 	wrong    *x509.CertPool
 
@@ -73,7 +75,8 @@ func Connect(cfg *RunConfig) (*World, error) {
 		return nil, fmt.Errorf("suite log: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf}
+	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf,
+		recorder: faults.NewRecorder(cfg.StateDir, log.With("component", "faults"))}
 	if w.roots, err = w.pool(pki.Root); err != nil {
 		return nil, err
 	}

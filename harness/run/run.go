@@ -109,7 +109,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return res, err
 	}
 	cfg := scenarios.RunConfig{
-		Topology: o.Topology, Environment: env, PKIDir: m.Dir, Artifacts: o.Artifacts,
+		Topology: o.Topology, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale,
 	}
 	for _, c := range cells {
