@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ type CertRotate struct {
 	Secret    string
 	// Cert and Key are PEM (tls.crt, tls.key); CA, when set, replaces ca.crt.
 	Cert, Key, CA []byte
+	// CertFile and KeyFile are read when Cert or Key is empty, e.g. a
+	// pki.Credential's CertPath and KeyPath.
+	CertFile, KeyFile string
 	// Variant names the new certificate for reports ("good", "wrong-root",
 	// "wrong-host", "expired").
 	Variant string
@@ -36,8 +40,22 @@ func (c CertRotate) Describe() string {
 }
 
 func (c CertRotate) inject(ctx context.Context, e *env) (Undo, error) {
+	if len(c.Cert) == 0 && c.CertFile != "" {
+		b, err := os.ReadFile(c.CertFile)
+		if err != nil {
+			return nil, fmt.Errorf("rotate %s/%s: read certificate: %w", c.Namespace, c.Secret, err)
+		}
+		c.Cert = b
+	}
+	if len(c.Key) == 0 && c.KeyFile != "" {
+		b, err := os.ReadFile(c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("rotate %s/%s: read key: %w", c.Namespace, c.Secret, err)
+		}
+		c.Key = b
+	}
 	if len(c.Cert) == 0 || len(c.Key) == 0 {
-		return nil, fmt.Errorf("rotate %s/%s: Cert and Key PEM are required", c.Namespace, c.Secret)
+		return nil, fmt.Errorf("rotate %s/%s: a certificate and key are required (Cert/Key PEM or CertFile/KeyFile)", c.Namespace, c.Secret)
 	}
 	cs, err := c.Cluster.client()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,3 +90,33 @@ func podsOf(ctx context.Context, cs kubernetes.Interface, ns, name, selector str
 }
 
 type podRef struct{ name, uid string }
+
+// LBLookup returns a ParamEnv.LookupLB that reads a Service's
+// load-balancer address from its status through kubeconfig (context =
+// cluster name); port 0 picks the Service's first port.
+func LBLookup(kubeconfig string) func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error) {
+	return func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error) {
+		cs, err := clientFor(journal.Cluster{Kubeconfig: kubeconfig, Context: cluster})
+		if err != nil {
+			return netip.AddrPort{}, err
+		}
+		s, err := cs.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("get service %s/%s in %s: %w", namespace, service, cluster, err)
+		}
+		if len(s.Status.LoadBalancer.Ingress) == 0 {
+			return netip.AddrPort{}, fmt.Errorf("service %s/%s in %s has no load-balancer address yet", namespace, service, cluster)
+		}
+		addr, err := netip.ParseAddr(s.Status.LoadBalancer.Ingress[0].IP)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("service %s/%s in %s: load-balancer IP %q: %w", namespace, service, cluster, s.Status.LoadBalancer.Ingress[0].IP, err)
+		}
+		if port == 0 {
+			if len(s.Spec.Ports) == 0 {
+				return netip.AddrPort{}, fmt.Errorf("service %s/%s has no ports", namespace, service)
+			}
+			port = uint16(s.Spec.Ports[0].Port)
+		}
+		return netip.AddrPortFrom(addr, port), nil
+	}
+}

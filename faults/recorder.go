@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,6 +20,20 @@ type Record struct {
 	Undone   time.Time `json:"undone,omitzero"`
 	// UndoError is the undo's error, if any.
 	UndoError string `json:"undoError,omitempty"`
+}
+
+// String is a one-line description for reports:
+// "partition split (workers->region-b) 198.18.12.0/24… 17:20:01.123–17:20:11.130".
+func (r Record) String() string {
+	end := "active"
+	if !r.Undone.IsZero() {
+		end = r.Undone.Format("15:04:05.000")
+	}
+	s := fmt.Sprintf("%s %s (%s) %s %s–%s", r.Kind, r.Name, r.Target, r.Params, r.Injected.Format("15:04:05.000"), end)
+	if r.UndoError != "" {
+		s += " undo failed: " + r.UndoError
+	}
+	return s
 }
 
 // ActiveAt reports whether the fault was in effect at t.

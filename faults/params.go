@@ -1,0 +1,378 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ParamEnv is what FromParams needs to know about a running environment.
+type ParamEnv struct {
+	// Clusters are the topology's cluster names in order (position = index
+	// in the address plan).
+	Clusters []string
+	// Kubeconfig is the environment's kubeconfig (one context per cluster,
+	// named after it).
+	Kubeconfig string
+	// LookupLB returns the load-balancer address of a Service (port 0:
+	// its first port). Nil: targets must name addresses.
+	LookupLB func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error)
+}
+
+func (e ParamEnv) index(name string) (int, error) {
+	i := slices.Index(e.Clusters, name)
+	if i < 0 {
+		return 0, fmt.Errorf("cluster %q is not in the topology (clusters: %s)", name, strings.Join(e.Clusters, ", "))
+	}
+	return i, nil
+}
+
+func (e ParamEnv) cluster(name string) (Cluster, error) {
+	if _, err := e.index(name); err != nil {
+		return Cluster{}, err
+	}
+	return Cluster{Kubeconfig: e.Kubeconfig, Context: name}, nil
+}
+
+// params reads typed values and reports unknown keys.
+type params struct {
+	m    map[string]string
+	used map[string]bool
+	err  error
+}
+
+func (p *params) str(k, def string) string {
+	p.used[k] = true
+	if v, ok := p.m[k]; ok {
+		return v
+	}
+	return def
+}
+
+func (p *params) float(k string) float64 {
+	v := p.str(k, "")
+	if v == "" {
+		return 0
+	}
+	v = strings.TrimSuffix(v, "%")
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("param %s=%q: want a number (0.2 or 20%%)", k, p.m[k])
+	}
+	if strings.HasSuffix(p.m[k], "%") {
+		f /= 100
+	}
+	return f
+}
+
+func (p *params) dur(k string) time.Duration {
+	v := p.str(k, "")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("param %s=%q: want a duration such as 100ms or 5s", k, v)
+	}
+	return d
+}
+
+func (p *params) int(k string) int64 {
+	v := p.str(k, "")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("param %s=%q: want an integer", k, v)
+	}
+	return n
+}
+
+func (p *params) has(k string) bool { _, ok := p.m[k]; p.used[k] = true; return ok }
+
+func (p *params) done() error {
+	if p.err != nil {
+		return p.err
+	}
+	var unknown []string
+	for k := range p.m {
+		if !p.used[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		return fmt.Errorf("unknown params %s for this kind (see `harness fault kinds`)", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// FromParams builds a fault from the CLI's words: a kind, a target and
+// key=value parameters (ParamHelp lists them).
+func FromParams(ctx context.Context, kind Kind, target string, kv map[string]string, env ParamEnv) (Fault, error) {
+	p := &params{m: kv, used: map[string]bool{}}
+	name := p.str("name", string(kind))
+	f, err := fromParams(ctx, kind, target, p, env)
+	if err != nil {
+		return Fault{}, err
+	}
+	if err := p.done(); err != nil {
+		return Fault{}, err
+	}
+	f.Name = name
+	return f, nil
+}
+
+func fromParams(ctx context.Context, kind Kind, target string, p *params, env ParamEnv) (Fault, error) {
+	switch kind {
+	case KindPartition:
+		a, b, ok := strings.Cut(target, "->")
+		if !ok {
+			return Fault{}, fmt.Errorf("partition target %q: want FROM->TO (cluster names)", target)
+		}
+		ia, err := env.index(a)
+		if err != nil {
+			return Fault{}, err
+		}
+		ib, err := env.index(b)
+		if err != nil {
+			return Fault{}, err
+		}
+		oneway := p.str("oneway", "false") == "true"
+		return Fault{Target: Target{From: a, To: b}, Action: PartitionBetween(ia, ib, oneway)}, nil
+	case KindTCP, KindUDP, KindDowngrade:
+		path, t, err := pathTarget(ctx, target, p, env)
+		if err != nil {
+			return Fault{}, err
+		}
+		switch kind {
+		case KindTCP:
+			return Fault{Target: t, Action: tcpParams(path, p)}, nil
+		case KindUDP:
+			return Fault{Target: t, Action: udpParams(path, p)}, nil
+		}
+		d := Downgrade{Path: path, Mode: DowngradeMode(p.str("mode", string(DowngradeH2C)))}
+		if v := p.str("plain", ""); v != "" {
+			ap, err := netip.ParseAddrPort(v)
+			if err != nil {
+				return Fault{}, fmt.Errorf("param plain=%q: want ADDR:PORT of a plaintext server: %w", v, err)
+			}
+			d.PlainUpstream = ap
+		}
+		return Fault{Target: t, Action: d}, nil
+	case KindPodDelete, KindPodCrash:
+		c, ns, name, err := objectTarget(target, env, false)
+		if err != nil {
+			return Fault{}, err
+		}
+		sel := p.str("selector", "")
+		if name == "" && sel == "" {
+			return Fault{}, fmt.Errorf("%s target %q: want CLUSTER/NAMESPACE/POD, or CLUSTER/NAMESPACE with --param selector=…", kind, target)
+		}
+		t := Target{Cluster: c.Context, Pods: name + sel}
+		count := int(p.int("count"))
+		if kind == KindPodDelete {
+			return Fault{Target: t, Action: PodDelete{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Immediate: p.str("immediate", "false") == "true"}}, nil
+		}
+		sig := syscall.SIGKILL
+		if p.str("signal", "KILL") == "TERM" {
+			sig = syscall.SIGTERM
+		}
+		return Fault{Target: t, Action: PodCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
+	case KindScale:
+		c, ns, rest, err := objectTarget(target, env, true)
+		if err != nil {
+			return Fault{}, err
+		}
+		wk, name, ok := strings.Cut(rest, "/")
+		if !ok {
+			return Fault{}, fmt.Errorf("scale target %q: want CLUSTER/NAMESPACE/(deployment|statefulset)/NAME", target)
+		}
+		kinds := map[string]string{"deployment": "Deployment", "statefulset": "StatefulSet"}
+		if !p.has("replicas") {
+			return Fault{}, fmt.Errorf("scale: --param replicas=N is required")
+		}
+		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + rest}, Action: Scale{Cluster: c, Namespace: ns, Workload: kinds[strings.ToLower(wk)], Name: name, Replicas: int32(p.int("replicas"))}}, nil
+	case KindCert:
+		c, ns, secret, err := objectTarget(target, env, true)
+		if err != nil {
+			return Fault{}, err
+		}
+		a := CertRotate{Cluster: c, Namespace: ns, Secret: secret, CertFile: p.str("cert", ""), KeyFile: p.str("key", ""), Variant: p.str("variant", "custom")}
+		if a.CertFile == "" || a.KeyFile == "" {
+			return Fault{}, fmt.Errorf("cert-rotate: --param cert=FILE and --param key=FILE are required (PEM, e.g. from the PKI folder)")
+		}
+		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + secret}, Action: a}, nil
+	case KindDNS:
+		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(NXDomain)))}
+		if v := p.str("addr", ""); v != "" {
+			a, err := netip.ParseAddr(v)
+			if err != nil {
+				return Fault{}, fmt.Errorf("param addr=%q: %w", v, err)
+			}
+			d.Addr = a
+		}
+		if v := p.str("pods", ""); v != "" {
+			d.Intercepts = []DNSIntercept{{Server: ExternalDNS}}
+			for _, name := range strings.Split(v, ",") {
+				i, err := env.index(name)
+				if err != nil {
+					return Fault{}, err
+				}
+				d.Intercepts = append(d.Intercepts, ClusterDNSIntercept(i))
+			}
+		}
+		return Fault{Target: Target{Service: target}, Action: d}, nil
+	}
+	return Fault{}, fmt.Errorf("unknown fault kind %q (kinds: %s)", kind, strings.Join(kindNames(), ", "))
+}
+
+func kindNames() []string {
+	return []string{string(KindTCP), string(KindUDP), string(KindPartition), string(KindPodDelete), string(KindPodCrash), string(KindScale), string(KindCert), string(KindDNS), string(KindDowngrade)}
+}
+
+// pathTarget reads FROM->ADDR:PORT or FROM->CLUSTER/NAMESPACE/SERVICE[:PORT].
+func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Path, Target, error) {
+	from, to, ok := strings.Cut(target, "->")
+	if !ok {
+		return Path{}, Target{}, fmt.Errorf("path target %q: want FROM->ADDR:PORT or FROM->CLUSTER/NAMESPACE/SERVICE[:PORT]", target)
+	}
+	i, err := env.index(from)
+	if err != nil {
+		return Path{}, Target{}, err
+	}
+	t := Target{From: from}
+	lb, err := netip.ParseAddrPort(to)
+	if err != nil {
+		parts := strings.Split(to, "/")
+		if len(parts) != 3 {
+			return Path{}, Target{}, fmt.Errorf("path target %q: %q is neither ADDR:PORT nor CLUSTER/NAMESPACE/SERVICE[:PORT]", target, to)
+		}
+		svc, portStr, _ := strings.Cut(parts[2], ":")
+		var port uint64
+		if portStr != "" {
+			if port, err = strconv.ParseUint(portStr, 10, 16); err != nil {
+				return Path{}, Target{}, fmt.Errorf("path target %q: port %q: %w", target, portStr, err)
+			}
+		}
+		if _, err := env.index(parts[0]); err != nil {
+			return Path{}, Target{}, err
+		}
+		if env.LookupLB == nil {
+			return Path{}, Target{}, fmt.Errorf("path target %q: cannot look Services up here; give ADDR:PORT", target)
+		}
+		if lb, err = env.LookupLB(ctx, parts[0], parts[1], svc, uint16(port)); err != nil {
+			return Path{}, Target{}, err
+		}
+		t.To, t.Service = parts[0], parts[1]+"/"+parts[2]
+	} else {
+		t.To = lb.String()
+	}
+	path := PathBetween(i, lb)
+	path.KeepFlows = p.str("keepflows", "false") == "true"
+	return path, t, nil
+}
+
+// objectTarget reads CLUSTER/NAMESPACE[/REST].
+func objectTarget(target string, env ParamEnv, needRest bool) (Cluster, string, string, error) {
+	parts := strings.SplitN(target, "/", 3)
+	if len(parts) < 2 || (needRest && len(parts) < 3) {
+		return Cluster{}, "", "", fmt.Errorf("target %q: want CLUSTER/NAMESPACE/NAME", target)
+	}
+	c, err := env.cluster(parts[0])
+	if err != nil {
+		return Cluster{}, "", "", err
+	}
+	rest := ""
+	if len(parts) == 3 {
+		rest = parts[2]
+	}
+	return c, parts[1], rest, nil
+}
+
+func dirs(p *params) (up, down bool) {
+	switch p.str("dir", "both") {
+	case "up":
+		return true, false
+	case "down":
+		return false, true
+	}
+	return true, true
+}
+
+func tcpParams(path Path, p *params) TCPFault {
+	var ts []Toxic
+	if p.has("latency") || p.has("jitter") {
+		ts = append(ts, Latency{Latency: p.dur("latency"), Jitter: p.dur("jitter")})
+	}
+	if p.has("bandwidth") {
+		ts = append(ts, Bandwidth{KBps: p.int("bandwidth")})
+	}
+	if p.has("slowclose") {
+		ts = append(ts, SlowClose{Delay: p.dur("slowclose")})
+	}
+	if p.has("timeout") {
+		ts = append(ts, Timeout{After: p.dur("timeout")})
+	}
+	if p.has("reset") {
+		ts = append(ts, ResetPeer{After: p.dur("reset")})
+	}
+	if p.has("slice") {
+		ts = append(ts, Slicer{AverageSize: int(p.int("slice")), SizeVariation: int(p.int("slicevar")), Delay: p.dur("slicedelay")})
+	}
+	if p.has("limit") {
+		ts = append(ts, LimitData{Bytes: p.int("limit")})
+	}
+	f := TCPFault{Path: path}
+	up, down := dirs(p)
+	if up {
+		f.Upstream = ts
+	}
+	if down {
+		f.Downstream = ts
+	}
+	return f
+}
+
+func udpParams(path Path, p *params) UDPFault {
+	imp := Impairment{
+		Loss: p.float("loss"), Delay: p.dur("delay"), Jitter: p.dur("jitter"),
+		Duplicate: p.float("dup"), Reorder: p.float("reorder"), Corrupt: p.float("corrupt"),
+		Blackhole: Schedule{On: p.dur("blackhole"), Off: p.dur("blackhole-off")},
+	}
+	if p.has("burst") {
+		imp.Burst = BurstLoss(imp.Loss, p.float("burst"))
+	}
+	f := UDPFault{Path: path, Seed: uint64(p.int("seed")), RebindEvery: p.dur("rebind")}
+	up, down := dirs(p)
+	if up {
+		f.Upstream = imp
+	}
+	if down {
+		f.Downstream = imp
+	}
+	return f
+}
+
+// ParamHelp describes each kind's target and parameters, for the CLI.
+const ParamHelp = `kinds, targets and params (--param key=value, repeatable):
+  partition  FROM->TO                              oneway=true
+  tcp        FROM->ADDR:PORT | FROM->CLUSTER/NS/SVC[:PORT]
+             latency=100ms jitter=20ms bandwidth=KBps slowclose=1s timeout=0s(blackhole) reset=0s
+             slice=BYTES slicevar=BYTES slicedelay=1ms limit=BYTES dir=up|down|both keepflows=true
+  udp        (as tcp)  loss=0.2|20% burst=MEANLEN delay=100ms jitter=20ms dup=0.01 reorder=0.05
+             corrupt=0.01 blackhole=5s blackhole-off=5s rebind=10s seed=N dir=up|down|both
+  downgrade  (as tcp)  mode=h2c|strip plain=ADDR:PORT (strip's plaintext server)
+  pod-delete CLUSTER/NS/POD | CLUSTER/NS           selector=LABELS count=N immediate=true
+  pod-crash  CLUSTER/NS/POD | CLUSTER/NS           selector=LABELS count=N signal=KILL|TERM
+  scale      CLUSTER/NS/(deployment|statefulset)/NAME  replicas=N
+  cert-rotate CLUSTER/NS/SECRET                    cert=FILE key=FILE variant=NAME
+  dns        NAME                                  mode=nxdomain|servfail|spoof addr=IP pods=CLUSTER[,…]
+  every kind: name=LABEL`

@@ -1,0 +1,88 @@
+package faults
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var testEnv = ParamEnv{
+	Clusters:   []string{"region-a", "region-b", "workers"},
+	Kubeconfig: "/state/kubeconfig",
+	LookupLB: func(_ context.Context, cluster, ns, svc string, port uint16) (netip.AddrPort, error) {
+		if port == 0 {
+			port = 50071
+		}
+		return netip.AddrPortFrom(netip.MustParseAddr("198.19.101.3"), port), nil
+	},
+}
+
+func TestFromParamsPartition(t *testing.T) {
+	f, err := FromParams(context.Background(), KindPartition, "workers->region-b", map[string]string{"oneway": "true", "name": "split"}, testEnv)
+	require.NoError(t, err)
+	p := f.Action.(Partition)
+	require.Equal(t, "198.18.12.0/24", p.A.Pods.String())
+	require.Equal(t, "198.19.101.0/24", p.B.LBs.String())
+	require.True(t, p.OneWay)
+	require.Equal(t, "split", f.Name)
+	require.Equal(t, "workers->region-b", f.Target.String())
+}
+
+func TestFromParamsUDPViaService(t *testing.T) {
+	f, err := FromParams(context.Background(), KindUDP, "workers->region-b/nvcf/stargate-quic:50072",
+		map[string]string{"loss": "20%", "burst": "4", "delay": "100ms", "jitter": "20ms", "dir": "up", "seed": "3"}, testEnv)
+	require.NoError(t, err)
+	u := f.Action.(UDPFault)
+	require.Equal(t, "198.19.101.3:50072", u.Path.To.String())
+	require.Equal(t, "198.18.12.1", u.Path.Gateway.String())
+	require.InDelta(t, 0.2, u.Upstream.Burst.Rate(), 1e-9)
+	require.Equal(t, 100*time.Millisecond, u.Upstream.Delay)
+	require.Equal(t, Impairment{}, u.Downstream)
+	require.Equal(t, uint64(3), u.Seed)
+}
+
+func TestFromParamsTCPAndErrors(t *testing.T) {
+	f, err := FromParams(context.Background(), KindTCP, "region-a->198.19.101.3:50071", map[string]string{"latency": "50ms", "reset": "2s"}, testEnv)
+	require.NoError(t, err)
+	tf := f.Action.(TCPFault)
+	require.Len(t, tf.Upstream, 2)
+	require.Len(t, tf.Downstream, 2)
+
+	for _, c := range []struct {
+		kind   Kind
+		target string
+		kv     map[string]string
+		want   string
+	}{
+		{KindTCP, "region-a->198.19.101.3:50071", map[string]string{"latncy": "5ms"}, "unknown params latncy"},
+		{KindUDP, "nowhere->1.2.3.4:5", nil, `cluster "nowhere" is not in the topology`},
+		{KindUDP, "region-a->198.19.101.3:50072", map[string]string{"loss": "lots"}, "want a number"},
+		{KindPartition, "region-a", nil, "want FROM->TO"},
+		{KindScale, "region-a/nvcf/statefulset/stargate", nil, "replicas=N is required"},
+		{KindPodDelete, "region-a/nvcf", nil, "selector"},
+		{"netem", "x", nil, "unknown fault kind"},
+	} {
+		_, err := FromParams(context.Background(), c.kind, c.target, c.kv, testEnv)
+		require.ErrorContains(t, err, c.want, "%s %s", c.kind, c.target)
+	}
+}
+
+func TestFromParamsObjects(t *testing.T) {
+	f, err := FromParams(context.Background(), KindScale, "region-a/nvcf/statefulset/stargate", map[string]string{"replicas": "1"}, testEnv)
+	require.NoError(t, err)
+	s := f.Action.(Scale)
+	require.Equal(t, Scale{Cluster: Cluster{Kubeconfig: "/state/kubeconfig", Context: "region-a"}, Namespace: "nvcf", Workload: "StatefulSet", Name: "stargate", Replicas: 1}, s)
+
+	f, err = FromParams(context.Background(), KindPodCrash, "region-b/nvcf", map[string]string{"selector": "app.kubernetes.io/name=stargate", "count": "2"}, testEnv)
+	require.NoError(t, err)
+	require.Equal(t, 2, f.Action.(PodCrash).Count)
+
+	f, err = FromParams(context.Background(), KindDNS, "stargate.region-a.nvcf.test", map[string]string{"mode": "spoof", "addr": "198.19.101.9", "pods": "workers"}, testEnv)
+	require.NoError(t, err)
+	d := f.Action.(DNSFault)
+	require.Len(t, d.Intercepts, 2)
+	require.Equal(t, "198.18.12.1:53", d.Intercepts[1].Server.String())
+}
