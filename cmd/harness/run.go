@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
@@ -56,7 +58,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // runProvider is the clusters provider `harness run` brings topologies up
-// with: the embedded one.
-func runProvider(log *slog.Logger) (clusters.Provider, error) {
-	return nil, errors.New("run: the embedded clusters provider is not wired into this build (see clusters/local)")
+// with: the embedded one, its process kubelets mapping the nvcf-ref image
+// to the binary the runner builds into the cache.
+func runProvider(_ *slog.Logger) (clusters.Provider, error) {
+	return local.New(local.Options{
+		Images: map[string]string{"nvcf-ref": filepath.Join(harnessrun.CacheHome(), "bin", "nvcf-ref")},
+	}), nil
 }
