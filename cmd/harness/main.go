@@ -26,6 +26,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "print the harness version", runVersion},
+		{"up", "bring up (or reuse) the clusters of a topology on the embedded provider", runUp},
+		{"status", "show the running clusters: nodes, pods, load balancers, contexts", runStatus},
+		{"down", "stop the clusters and remove everything they own", runDown},
+		{"agent", "(internal) the process `up` starts to own an environment", runAgent},
 		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
