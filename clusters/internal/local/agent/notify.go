@@ -50,7 +50,9 @@ func (n *notifier) send(kind, text string) {
 	}
 }
 
-func (n *notifier) progress(format string, args ...any) { n.send(MsgProgress, fmt.Sprintf(format, args...)) }
+func (n *notifier) progress(format string, args ...any) {
+	n.send(MsgProgress, fmt.Sprintf(format, args...))
+}
 
 func (n *notifier) close() {
 	n.mu.Lock()

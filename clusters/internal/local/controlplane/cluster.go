@@ -46,7 +46,7 @@ type Cluster struct {
 	Kubeconfig string
 	// Access reaches the API server.
 	Access Access
-	procs      []*proc.Process // in start order
+	procs  []*proc.Process // in start order
 }
 
 // Start mints the PKI, writes the kubeconfig and starts etcd, the API

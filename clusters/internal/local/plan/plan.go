@@ -26,7 +26,9 @@ func (c Cluster) Bridge() string { return fmt.Sprintf("nvcfbr%d", c.Index) }
 
 // BridgeIP is the bridge's address: the pods' gateway, the node address and
 // the listen address of the cluster's CoreDNS.
-func (c Cluster) BridgeIP() netip.Addr { return netip.AddrFrom4([4]byte{198, 18, byte(10 + c.Index), 1}) }
+func (c Cluster) BridgeIP() netip.Addr {
+	return netip.AddrFrom4([4]byte{198, 18, byte(10 + c.Index), 1})
+}
 
 // PodPrefix is the cluster's pod range (the bridge holds .1).
 func (c Cluster) PodPrefix() netip.Prefix {
