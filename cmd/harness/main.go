@@ -34,6 +34,7 @@ func commands() []command {
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
 		{"list", "print the scenario catalogue without running it", runList},
+		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 	}
 }
 
