@@ -77,7 +77,7 @@ func (r *caseRun) try(ctx context.Context, s Scenario, setting Setting) error {
 // control runs the positive control of a fail-closed case; its failure
 // turns the case into an error.
 func (r *caseRun) control(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-	ctl, ok := ByID(r.c.Scenario.Control)
+	ctl, ok := r.w.scenario(r.c.Scenario.Control)
 	if !ok {
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("positive control %q is not in the catalogue", r.c.Scenario.Control), nil)
 	}

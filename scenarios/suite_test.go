@@ -54,7 +54,7 @@ func TestScenarios(t *testing.T) {
 		t.Skip("no environment given: the scenarios run against clusters brought up by `harness run` (make e2e); " +
 			"to run them by hand, pass -args -harness.run=<artifacts>/run.json or set " + RunConfigEnv)
 	}
-	cases := Plan(Catalogue(), world.Cells, world.Filter)
+	cases := world.Plan()
 	if len(cases) == 0 {
 		t.Skip("the filter selects no scenario in the given cells")
 	}

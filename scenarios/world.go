@@ -31,7 +31,9 @@ type World struct {
 	Filter   Filter
 	Log      *slog.Logger
 
-	deployer *deploy.Deployer
+	deployer cellDeployer
+	// catalogue is the list cases and their controls come from.
+	catalogue []Scenario
 	recorder *faults.Recorder
 	roots    *x509.CertPool
 	wrong    *x509.CertPool
@@ -75,7 +77,7 @@ func Connect(cfg *RunConfig) (*World, error) {
 		return nil, fmt.Errorf("suite log: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf,
+	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf, catalogue: Catalogue(),
 		recorder: faults.NewRecorder(cfg.StateDir, log.With("component", "faults"))}
 	if w.roots, err = w.pool(pki.Root); err != nil {
 		return nil, err
@@ -103,8 +105,35 @@ func Connect(cfg *RunConfig) (*World, error) {
 	return w, nil
 }
 
+// cellDeployer is what the World needs of a *deploy.Deployer.
+type cellDeployer interface {
+	Switch(ctx context.Context, cell matrix.Cell) (*deploy.Result, error)
+	Apply(ctx context.Context) (*deploy.Result, error)
+	Client(cluster string) (kubernetes.Interface, error)
+	DeletePod(ctx context.Context, cluster, name string) error
+	WaitStargates(ctx context.Context, cluster string) error
+}
+
 // Close releases the World's files.
-func (w *World) Close() error { return w.logFile.Close() }
+func (w *World) Close() error {
+	if w.logFile == nil {
+		return nil
+	}
+	return w.logFile.Close()
+}
+
+// Plan lists the World's cases: its catalogue in its cells, filtered.
+func (w *World) Plan() []Case { return Plan(w.catalogue, w.Cells, w.Filter) }
+
+// scenario looks an ID up in the World's catalogue.
+func (w *World) scenario(id string) (Scenario, bool) {
+	for _, s := range w.catalogue {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
 
 // pool loads a CA certificate of the PKI into a pool of its own.
 func (w *World) pool(p pki.Purpose) (*x509.CertPool, error) {

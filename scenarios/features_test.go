@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/reports"
+)
+
+// fakeDeployer deploys nothing: every cell is "deployed" at once.
+type fakeDeployer struct{ switches int }
+
+func (f *fakeDeployer) Switch(_ context.Context, c matrix.Cell) (*deploy.Result, error) {
+	f.switches++
+	return &deploy.Result{Cell: c, Namespace: "nvcf", BootstrapCluster: "region-a"}, nil
+}
+func (f *fakeDeployer) Apply(context.Context) (*deploy.Result, error) { return nil, errors.New("fake") }
+func (f *fakeDeployer) Client(string) (kubernetes.Interface, error) {
+	return nil, errors.New("no clusters in this test")
+}
+func (f *fakeDeployer) DeletePod(context.Context, string, string) error { return errors.New("fake") }
+func (f *fakeDeployer) WaitStargates(context.Context, string) error     { return errors.New("fake") }
+
+var errRefused = reason.Wrap(reason.UnknownAuthority, errors.New("x509: certificate signed by unknown authority"))
+
+// fakeCatalogue holds one scenario per way a case can end.
+func fakeCatalogue() []Scenario {
+	ok := func(context.Context, *Env, Setting) error { return nil }
+	refusedUnlessControl := func(_ context.Context, _ *Env, s Setting) error {
+		if s == AsControl {
+			return nil
+		}
+		return errRefused
+	}
+	always := func(context.Context, *Env, Setting) error { return errRefused }
+	broken := func(context.Context, *Env, Setting) error { return errors.New("the control broke") }
+	timeout := func(context.Context, *Env, Setting) error { return reason.Wrap(reason.Timeout, errors.New("slow")) }
+	fc := FailClosed(reason.UnknownAuthority)
+	return []Scenario{
+		{ID: "tls/ok", Layer: LayerTLS, Expect: Pass, Try: ok},
+		{ID: "tls/broken", Layer: LayerTLS, Expect: Pass, Try: broken},
+		{ID: "tls/refused", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
+		{ID: "tls/vacuous", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: always},
+		{ID: "tls/bad-control", Layer: LayerTLS, Expect: fc, Control: "tls/broken", Try: refusedUnlessControl},
+		{ID: "tls/wrong-reason", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: timeout},
+	}
+}
+
+// TestFakeSuite runs the fake catalogue through the real features; it is
+// the child process of TestSuiteJudgesCases and does nothing otherwise.
+func TestFakeSuite(t *testing.T) {
+	dir := os.Getenv("SCENARIOS_FAKE_SUITE")
+	if dir == "" {
+		t.Skip("run by TestSuiteJudgesCases")
+	}
+	topo, err := topology.Parse([]byte("name: fake\nclusters: [{name: region-a, role: stargate}, {name: workers, role: workers}]\n"))
+	require.NoError(t, err)
+	w := &World{
+		Config:    &RunConfig{Artifacts: dir, TimeScale: 1, Environment: &clusters.Environment{}},
+		Topology:  topo,
+		Cells:     []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}},
+		Log:       slog.New(slog.DiscardHandler),
+		deployer:  &fakeDeployer{},
+		catalogue: fakeCatalogue(),
+	}
+	env.NewWithConfig(envconf.New()).Test(t, w.Features(w.Plan())...)
+}
+
+func TestSuiteJudgesCases(t *testing.T) {
+	if os.Getenv("SCENARIOS_FAKE_SUITE") != "" {
+		t.Skip("inside the child")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeSuite$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SCENARIOS_FAKE_SUITE="+dir)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the fake suite holds failing cases, so it must fail:\n%s", out)
+	require.Contains(t, string(out), "evidence (component logs, pod status, /status documents, probe transcript): "+dir)
+
+	results, err := reports.LoadCases(dir)
+	require.NoError(t, err)
+	got := map[string]reports.Outcome{}
+	for _, r := range results {
+		got[r.Name] = r.Outcome
+	}
+	cell := "[workload=statefulset,trust=bundle]"
+	require.Equal(t, map[string]reports.Outcome{
+		"tls/ok" + cell:                               reports.Pass,
+		"tls/broken" + cell:                           reports.Fail,
+		"tls/refused" + cell:                          reports.Pass,
+		"tls/refused/with-control-config" + cell:      reports.Pass,
+		"tls/vacuous" + cell:                          reports.Pass,
+		"tls/vacuous/with-control-config" + cell:      reports.Fail,  // refuses even with the control's configuration
+		"tls/bad-control" + cell:                      reports.Error, // a failed control is an error, never a pass
+		"tls/bad-control/with-control-config" + cell:  reports.Pass,
+		"tls/wrong-reason" + cell:                     reports.Fail, // refused, but for another reason
+		"tls/wrong-reason/with-control-config" + cell: reports.Fail,
+	}, got, "output:\n%s", out)
+	for _, r := range results {
+		_, err := os.Stat(r.Evidence + "/probe-transcript.txt")
+		require.NoError(t, err, r.Name)
+	}
+}
