@@ -34,9 +34,9 @@ type World struct {
 	deployer cellDeployer
 	// catalogue is the list cases and their controls come from.
 	catalogue []Scenario
-	recorder *faults.Recorder
-	roots    *x509.CertPool
-	wrong    *x509.CertPool
+	recorder  *faults.Recorder
+	roots     *x509.CertPool
+	wrong     *x509.CertPool
 
 	mu      sync.Mutex
 	current *deploy.Result
