@@ -34,6 +34,10 @@ func (f *fakeDeployer) Client(string) (kubernetes.Interface, error) {
 }
 func (f *fakeDeployer) DeletePod(context.Context, string, string) error { return errors.New("fake") }
 func (f *fakeDeployer) WaitStargates(context.Context, string) error     { return errors.New("fake") }
+func (f *fakeDeployer) ApplyPylonVariant(context.Context, string, deploy.PylonOverrides) (*deploy.Variant, error) {
+	return nil, errors.New("fake")
+}
+func (f *fakeDeployer) DeletePylonVariant(context.Context, string) error { return errors.New("fake") }
 
 var errRefused = reason.Wrap(reason.UnknownAuthority, errors.New("x509: certificate signed by unknown authority"))
 

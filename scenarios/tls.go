@@ -69,9 +69,9 @@ func tlsScenarios() []Scenario {
 				v := PylonVariant{Name: "missing-trust"}
 				if s == Faulty {
 					missing := manifests.TrustDir + "/does-not-exist.pem"
-					v.Env = map[string]string{manifests.EnvTLSCertPath: missing}
+					v.Overrides.Env = map[string]string{manifests.EnvTLSCertPath: missing}
 					if e.Deployed.Cell.Trust == matrix.GRPCOverride {
-						v.Env = map[string]string{manifests.EnvGRPCCAPath: missing}
+						v.Overrides.Env = map[string]string{manifests.EnvGRPCCAPath: missing}
 					}
 				}
 				return e.WithPylon(ctx, v, func(ctx context.Context, name string) error { return e.PylonOutcome(ctx, name, waitPylon) })
@@ -86,9 +86,9 @@ func tlsScenarios() []Scenario {
 				v := PylonVariant{Name: "malformed-bundle"}
 				if s == Faulty {
 					if e.Deployed.Cell.Trust == matrix.GRPCOverride {
-						v.CustomTrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
+						v.Overrides.CustomTrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
 					} else {
-						v.TrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
+						v.Overrides.TrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
 					}
 				}
 				return e.WithPylon(ctx, v, func(ctx context.Context, name string) error { return e.PylonOutcome(ctx, name, waitPylon) })
@@ -101,7 +101,7 @@ func tlsScenarios() []Scenario {
 			Try: func(ctx context.Context, e *Env, s Setting) error {
 				v := PylonVariant{Name: "explicit-http"}
 				if s == Faulty {
-					v.Bootstrap = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)
+					v.Overrides.BootstrapURL = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)
 				}
 				return e.WithPylon(ctx, v, func(ctx context.Context, name string) error { return e.PylonOutcome(ctx, name, waitPylon) })
 			},
@@ -114,7 +114,7 @@ func tlsScenarios() []Scenario {
 			Try: func(ctx context.Context, e *Env, s Setting) error {
 				v := PylonVariant{Name: "explicit-http"}
 				if s == Faulty {
-					v.Bootstrap = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)
+					v.Overrides.BootstrapURL = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)
 				}
 				return e.WithPylon(ctx, v, func(ctx context.Context, name string) error { return e.PylonOutcome(ctx, name, waitPylon) })
 			},

@@ -4,110 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/manifests"
 	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/pki"
 )
 
 // PylonVariant is a Pylon deployed beside the base one for one case, with
-// one deliberately changed ingredient.
+// one deliberately changed ingredient (fixtures/deploy's overrides).
 type PylonVariant struct {
 	// Name is the variant's name (a DNS label); the Deployment is "pylon-<name>".
 	Name string
-	// Bootstrap replaces the bootstrap URL (empty: the cell's).
-	Bootstrap string
-	// TrustConfigMap and CustomTrustConfigMap replace the mounted bundles
-	// (empty: the good ones).
-	TrustConfigMap, CustomTrustConfigMap string
-	// Env overrides Pylon's environment; an empty value removes a variable.
-	Env map[string]string
-}
-
-// deployment renders the variant's Deployment for the case's cell.
-func (e *Env) variantDeployment(v PylonVariant) (*appsv1.Deployment, error) {
-	cell := e.Deployed.Cell
-	p := manifests.Pylon{
-		Name:              manifests.PylonName + "-" + v.Name,
-		Variant:           v.Name,
-		BootstrapURL:      e.Deployed.BootstrapURL,
-		Trust:             string(cell.Trust),
-		AuthSecret:        manifests.AuthSecret,
-		ClientTLSSecret:   manifests.ClientTLSSecret,
-		InferenceServerID: "pylon-" + v.Name,
-		TrustConfigMap:    v.TrustConfigMap,
-		Env:               v.Env,
-	}
-	p.CustomTrustConfigMap = v.CustomTrustConfigMap
-	if v.Bootstrap != "" {
-		p.BootstrapURL = v.Bootstrap
-	}
-	objs, err := manifests.Render(manifests.Values{
-		Namespace: e.Deployed.Namespace,
-		Cluster:   e.Workers(),
-		Profile:   string(cell.Profile),
-		Images:    e.Config.Images,
-		Worker:    &manifests.Worker{Pylons: []manifests.Pylon{p}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("render pylon variant %q: %w", v.Name, err)
-	}
-	for _, o := range objs {
-		if d, ok := o.(*appsv1.Deployment); ok {
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("render pylon variant %q: no Deployment among %d objects", v.Name, len(objs))
+	// Overrides change the cell's base Pylon.
+	Overrides deploy.PylonOverrides
 }
 
 // WithPylon deploys the variant in the workers cluster, runs fn with the
 // Deployment's name, and deletes the variant again, whatever fn returned.
-func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, name string) error) error {
-	d, err := e.variantDeployment(v)
+func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, name string) error) (err error) {
+	dv, err := e.deployer.ApplyPylonVariant(ctx, v.Name, v.Overrides)
 	if err != nil {
-		return err
+		return fmt.Errorf("deploy pylon variant %q: %w", v.Name, err)
 	}
-	cs, err := e.Kube(e.Workers())
-	if err != nil {
-		return err
-	}
-	api := cs.AppsV1().Deployments(d.Namespace)
-	del := func(ctx context.Context) error {
-		fg := metav1.DeletePropagationForeground
-		err := api.Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	if err := del(ctx); err != nil {
-		return fmt.Errorf("remove an old pylon variant %s: %w", d.Name, err)
-	}
-	if err := e.Eventually(ctx, "old pylon variant "+d.Name+" gone", time.Minute, func(ctx context.Context) error {
-		if _, err := api.Get(ctx, d.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deployment %s still exists (%v)", d.Name, err)
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if _, err := api.Create(ctx, d, metav1.CreateOptions{FieldManager: "nvcf-harness-scenarios"}); err != nil {
-		return fmt.Errorf("create pylon variant %s: %w", d.Name, err)
-	}
-	e.Log.Info("pylon variant deployed", "name", d.Name)
+	e.Log.Info("pylon variant deployed", "name", dv.Deployment)
 	defer func() {
-		if err := del(context.WithoutCancel(ctx)); err != nil {
-			e.Log.Warn("delete pylon variant", "name", d.Name, "err", err)
+		if derr := e.deployer.DeletePylonVariant(context.WithoutCancel(ctx), v.Name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("delete pylon variant %q: %w", v.Name, derr))
 		}
 	}()
-	return fn(ctx, d.Name)
+	return fn(ctx, dv.Deployment)
 }
 
 // PylonOutcome waits until the Pylon called name either holds a healthy
@@ -161,7 +91,7 @@ func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) er
 func (e *Env) IdentitySuffixes() []string {
 	var out []string
 	for _, r := range e.Regions() {
-		out = append(out, strings.TrimPrefix(e.Identity(r, ""), ""))
+		out = append(out, e.Identity(r, ""))
 	}
 	return out
 }

@@ -112,6 +112,8 @@ type cellDeployer interface {
 	Client(cluster string) (kubernetes.Interface, error)
 	DeletePod(ctx context.Context, cluster, name string) error
 	WaitStargates(ctx context.Context, cluster string) error
+	ApplyPylonVariant(ctx context.Context, name string, o deploy.PylonOverrides) (*deploy.Variant, error)
+	DeletePylonVariant(ctx context.Context, name string) error
 }
 
 // Close releases the World's files.
