@@ -73,7 +73,8 @@ type TLS struct {
 	// ServerName is the name sent as SNI and verified in the server's
 	// certificate; empty means the dialled host.
 	ServerName string
-	// Certificates are client certificates offered in the handshake.
+	// Certificates: the first is presented as client certificate whenever
+	// the server asks for one.
 	Certificates []tls.Certificate
 }
 
@@ -86,13 +87,20 @@ func (s TLS) config(host string, protos ...string) (*tls.Config, error) {
 	if name == "" {
 		name = host
 	}
-	return &tls.Config{
-		RootCAs:      s.Roots,
-		ServerName:   name,
-		Certificates: s.Certificates,
-		NextProtos:   protos,
-		MinVersion:   tls.VersionTLS12,
-	}, nil
+	cfg := &tls.Config{
+		RootCAs:    s.Roots,
+		ServerName: name,
+		NextProtos: protos,
+		MinVersion: tls.VersionTLS12,
+	}
+	if len(s.Certificates) > 0 {
+		// Present the certificate whatever CAs the server names: crypto/tls
+		// would otherwise send none for an untrusted one, and the probe is
+		// here to show what the server does with it.
+		c := s.Certificates[0]
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &c, nil }
+	}
+	return cfg, nil
 }
 
 // describe renders the security settings for the transcript.
