@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
@@ -71,7 +73,7 @@ func CleanupLeftovers(ctx context.Context, stateDir string, log *slog.Logger) ([
 		if journal.Alive(e) {
 			continue
 		}
-		if err := cleanup(ctx, e.Cleanup); err != nil {
+		if err := cleanup(ctx, e.Cleanup, log); err != nil {
 			errs = append(errs, fmt.Errorf("clean up fault %s left by pid %d: %w", e.ID, e.PID, err))
 			continue
 		}
@@ -85,16 +87,40 @@ func CleanupLeftovers(ctx context.Context, stateDir string, log *slog.Logger) ([
 	return cleaned, errors.Join(errs...)
 }
 
-func cleanup(ctx context.Context, c journal.Cleanup) error {
+func cleanup(ctx context.Context, c journal.Cleanup, log *slog.Logger) error {
 	var errs []error
 	if c.NFT != nil {
-		errs = append(errs, nft.Delete(ctx, c.NFT.Netns, c.NFT.Comment))
+		if c.NFT.Netns != "" && !exists(filepath.Join("/run/netns", c.NFT.Netns)) {
+			// The namespace went away, and its rules with it.
+			log.Debug("fault rules gone with their namespace", "netns", c.NFT.Netns)
+		} else {
+			errs = append(errs, nft.Delete(ctx, c.NFT.Netns, c.NFT.Comment))
+		}
 	}
 	if c.Secret != nil {
-		errs = append(errs, restoreSecret(ctx, *c.Secret))
+		if gone(c.Secret.Cluster, log) {
+			log.Warn("cannot restore a rotated Secret: its environment is gone", "secret", c.Secret.Namespace+"/"+c.Secret.Name)
+		} else {
+			errs = append(errs, restoreSecret(ctx, *c.Secret))
+		}
 	}
 	if c.Scale != nil {
-		errs = append(errs, restoreScale(ctx, *c.Scale))
+		if gone(c.Scale.Cluster, log) {
+			log.Warn("cannot restore replicas: the environment is gone", "workload", c.Scale.Namespace+"/"+c.Scale.Name)
+		} else {
+			errs = append(errs, restoreScale(ctx, *c.Scale))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// gone reports whether a journaled cluster's kubeconfig no longer exists
+// (the environment was brought down, taking the faulted objects with it).
+func gone(c journal.Cluster, _ *slog.Logger) bool {
+	return c.Kubeconfig == "" || !exists(c.Kubeconfig)
 }

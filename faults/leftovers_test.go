@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/nft"
 	"github.com/nvcf/conformance/faults/internal/nstest"
 	"github.com/stretchr/testify/require"
@@ -48,6 +49,22 @@ func TestCleanupLeftoversAfterKill(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, comments, "the next command removed them")
 	es, err = List(state)
+	require.NoError(t, err)
+	require.Empty(t, es)
+}
+
+func TestCleanupDropsEntriesWhoseEnvironmentIsGone(t *testing.T) {
+	state := t.TempDir()
+	j, err := journal.Open(state)
+	require.NoError(t, err)
+	require.NoError(t, j.Put(journal.Entry{ID: "scale-1", Kind: "scale", PID: 1 << 30, PIDStart: 1,
+		Cleanup: journal.Cleanup{Scale: &journal.Scale{Cluster: journal.Cluster{Kubeconfig: "/nonexistent/kubeconfig", Context: "region-a"}, Namespace: "nvcf", Kind: "StatefulSet", Name: "stargate", Replicas: 3}}}))
+	require.NoError(t, j.Put(journal.Entry{ID: "partition-1", Kind: "partition", PID: 1 << 30, PIDStart: 1,
+		Cleanup: journal.Cleanup{NFT: &journal.NFT{Netns: "nvcft-gone", Comment: "nvcf-fault:partition-1"}}}))
+	cleaned, err := CleanupLeftovers(context.Background(), state, nil)
+	require.NoError(t, err)
+	require.Len(t, cleaned, 2)
+	es, err := List(state)
 	require.NoError(t, err)
 	require.Empty(t, es)
 }

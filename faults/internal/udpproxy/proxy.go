@@ -228,7 +228,7 @@ func (p *Proxy) Rebind() (int, error) {
 
 func (p *Proxy) sweep() {
 	defer p.wg.Done()
-	t := time.NewTicker(p.cfg.IdleTimeout / 2)
+	t := time.NewTicker(max(p.cfg.IdleTimeout/2, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
