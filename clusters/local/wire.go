@@ -2,17 +2,22 @@ package local
 
 import (
 	"context"
-	"errors"
 
 	"github.com/nvcf/conformance/clusters/internal/local/agent"
+	"github.com/nvcf/conformance/clusters/internal/local/kubelet"
 )
 
-// runNode and runLB connect the agent to the process kubelet and the
-// load-balancer controller.
+// runNode runs one node's process kubelet.
 func runNode(ctx context.Context, n agent.Node) error {
-	return errors.New("process kubelet not wired yet")
+	return kubelet.Run(ctx, kubelet.Config{
+		Kubeconfig: n.Kubeconfig, Context: n.Context, NodeName: n.Name, Network: n.Network,
+		DNS: n.DNS, Images: n.Images, Dir: n.Dir, KubeletPort: n.Port,
+		TLS: kubelet.TLS{CertFile: n.CertFile, KeyFile: n.KeyFile, ClientCAFile: n.ClientCAFile},
+		Log: n.Log,
+	})
 }
 
+// runLB runs the cluster's load-balancer controller.
 func runLB(ctx context.Context, l agent.LB) error {
 	<-ctx.Done()
 	return nil

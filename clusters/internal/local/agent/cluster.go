@@ -46,7 +46,7 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	a.mu.Unlock()
 	dir := filepath.Join(a.dir, name)
 	var err error
-	if c.net, err = podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: i, Name: name, StateDir: dir, Log: a.log.With("cluster", name)}); err != nil {
+	if c.net, err = podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: i, Name: name, StateDir: dir, Log: a.log}); err != nil {
 		return err
 	}
 	if c.cp, err = controlplane.Start(ctx, a.controlplaneConfig(i, name, nodes)); err != nil {
@@ -70,7 +70,7 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	}
 	c.goRun("load-balancer controller", func() error { return a.runLB(runCtx, c) })
 	if err := waitClusterReady(ctx, c, 2*time.Minute); err != nil {
-		return errors.Join(err, c.early())
+		return err
 	}
 	a.notify.progress("%s: %d node(s) ready (%s)", name, nodes, time.Since(start).Round(100*time.Millisecond))
 	return nil
