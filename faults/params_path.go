@@ -113,4 +113,3 @@ func udpParams(path Path, p *params) UDPFault {
 	}
 	return f
 }
-
