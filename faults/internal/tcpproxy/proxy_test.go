@@ -158,3 +158,46 @@ func TestCloseEndsConnections(t *testing.T) {
 	_, err = net.Dial("tcp", p.Addr().String())
 	require.Error(t, err, "the listener is closed")
 }
+
+func TestBandwidthLimitsThroughput(t *testing.T) {
+	up := echoServer(t)
+	// 50 KB/s downstream: 25 KB take at least about half a second.
+	p := startProxy(t, up, Toxic{Type: "bandwidth", Stream: "downstream", Attributes: map[string]int64{"rate": 50}})
+	c, err := net.Dial("tcp", p.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	payload := make([]byte, 25*1024)
+	t0 := time.Now()
+	go func() { _, _ = c.Write(payload) }()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = io.ReadFull(c, make([]byte, len(payload)))
+	require.NoError(t, err)
+	took := time.Since(t0)
+	t.Logf("25 KB through 50 KB/s: %v", took)
+	require.GreaterOrEqual(t, took, 400*time.Millisecond)
+}
+
+func TestSlowCloseDelaysTheClose(t *testing.T) {
+	// An upstream that closes at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	p := startProxy(t, l.Addr().String(), Toxic{Type: "slow_close", Stream: "downstream", Attributes: map[string]int64{"delay": 300}})
+	c, err := net.Dial("tcp", p.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	t0 := time.Now()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF)
+	require.GreaterOrEqual(t, time.Since(t0), 290*time.Millisecond)
+}
