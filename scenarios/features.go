@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/manifests"
 	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/reports"
 )
@@ -56,12 +58,13 @@ func (w *World) newRun(c Case, kind, name string) *caseRun {
 func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	r.start = time.Now()
 	r.result.Start = r.start
-	var res *deploy.Result
 	res, err := r.w.Use(ctx, r.c.Cell)
 	if err != nil {
-		r.result.Outcome, r.result.Message = reports.Error, err.Error()
-		r.finish()
-		t.Fatalf("%s: could not deploy cell %s: %v (evidence: %s)", r.name, r.c.Cell.Name(), err, r.result.Evidence)
+		if !errors.Is(err, errCellBroken) {
+			// The first case of a broken cell keeps the evidence of why.
+			r.env = r.w.Env(&deploy.Result{Cell: r.c.Cell, Namespace: manifests.Namespace}, r.result.Evidence)
+		}
+		r.fail(ctx, t, reports.Error, fmt.Sprintf("could not deploy cell %s: %v", r.c.Cell.Name(), err), nil)
 	}
 	r.env = r.w.Env(res, r.result.Evidence)
 	return ctx

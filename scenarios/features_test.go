@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,9 @@ type fakeDeployer struct{ switches int }
 
 func (f *fakeDeployer) Switch(_ context.Context, c matrix.Cell) (*deploy.Result, error) {
 	f.switches++
+	if c.Workload == matrix.Deployment {
+		return nil, errors.New("deployment cells do not deploy in this test")
+	}
 	return &deploy.Result{Cell: c, Namespace: "nvcf", BootstrapCluster: "region-a"}, nil
 }
 func (f *fakeDeployer) Apply(context.Context) (*deploy.Result, error) { return nil, errors.New("fake") }
@@ -76,7 +80,7 @@ func TestFakeSuite(t *testing.T) {
 	w := &World{
 		Config:    &RunConfig{Artifacts: dir, TimeScale: 1, Environment: &clusters.Environment{}},
 		Topology:  topo,
-		Cells:     []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}},
+		Cells:     []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle}},
 		Log:       slog.New(slog.DiscardHandler),
 		deployer:  &fakeDeployer{},
 		catalogue: fakeCatalogue(),
@@ -98,9 +102,18 @@ func TestSuiteJudgesCases(t *testing.T) {
 	results, err := reports.LoadCases(dir)
 	require.NoError(t, err)
 	got := map[string]reports.Outcome{}
+	broken := 0
 	for _, r := range results {
+		if r.Cell == "workload=deployment,trust=bundle" {
+			require.Equal(t, reports.Error, r.Outcome, r.Name)
+			if strings.Contains(r.Message, errCellBroken.Error()) {
+				broken++
+			}
+			continue
+		}
 		got[r.Name] = r.Outcome
 	}
+	require.Equal(t, 9, broken, "after the first failed deployment, the cell's other cases fail at once")
 	cell := "[workload=statefulset,trust=bundle]"
 	require.Equal(t, map[string]reports.Outcome{
 		"tls/ok" + cell:                               reports.Pass,
@@ -115,6 +128,9 @@ func TestSuiteJudgesCases(t *testing.T) {
 		"tls/wrong-reason/with-control-config" + cell: reports.Fail,
 	}, got, "output:\n%s", out)
 	for _, r := range results {
+		if r.Cell != "workload=statefulset,trust=bundle" {
+			continue
+		}
 		_, err := os.Stat(r.Evidence + "/probe-transcript.txt")
 		require.NoError(t, err, r.Name)
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -40,6 +41,9 @@ type World struct {
 
 	mu      sync.Mutex
 	current *deploy.Result
+	// broken remembers cells whose deployment failed, so their other cases
+	// fail at once instead of waiting for the same failure again.
+	broken  map[matrix.Cell]error
 	logFile *os.File
 }
 
@@ -105,6 +109,9 @@ func Connect(cfg *RunConfig) (*World, error) {
 	return w, nil
 }
 
+// errCellBroken is wrapped when a cell's deployment already failed in this run.
+var errCellBroken = errors.New("the cell did not deploy earlier in this run")
+
 // cellDeployer is what the World needs of a *deploy.Deployer.
 type cellDeployer interface {
 	Switch(ctx context.Context, cell matrix.Cell) (*deploy.Result, error)
@@ -164,10 +171,17 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 	if w.current != nil && w.current.Cell == cell {
 		return w.current, nil
 	}
+	if err := w.broken[cell]; err != nil {
+		return nil, fmt.Errorf("%w: cell %s: %w", errCellBroken, cell.Name(), err)
+	}
 	start := time.Now()
 	r, err := w.deployer.Switch(ctx, cell)
 	if err != nil {
 		w.current = nil
+		if w.broken == nil {
+			w.broken = map[matrix.Cell]error{}
+		}
+		w.broken[cell] = err
 		return nil, fmt.Errorf("deploy cell %s: %w", cell.Name(), err)
 	}
 	w.Log.Info("cell deployed", "cell", cell.Name(), "took", time.Since(start).Round(time.Millisecond))
