@@ -39,14 +39,17 @@ func (f Finder) netnsDir() string {
 
 // NetnsOf returns the names of the pod namespaces `nvcf-*-<uid8>` for uid.
 func (f Finder) NetnsOf(uid string) []string {
-	if len(uid) < 8 {
+	// As the provider names them: the uid without dashes, cut to 8.
+	short := strings.ReplaceAll(uid, "-", "")
+	if len(short) < 8 {
 		return nil
 	}
+	short = short[:8]
 	entries, _ := os.ReadDir(f.netnsDir())
 	var out []string
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, "nvcf-") && strings.HasSuffix(n, "-"+uid[:8]) {
+		if strings.HasPrefix(n, "nvcf-") && strings.HasSuffix(n, "-"+short) {
 			out = append(out, n)
 		}
 	}
