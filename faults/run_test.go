@@ -101,3 +101,8 @@ func TestTargetString(t *testing.T) {
 	require.Equal(t, "workers->region-b", Target{From: "workers", To: "region-b"}.String())
 	require.Equal(t, "region-a nvcf/stargate pods=app=stargate", Target{Cluster: "region-a", Service: "nvcf/stargate", Pods: "app=stargate"}.String())
 }
+
+func TestAvailable(t *testing.T) {
+	require.NoError(t, Available(Fault{Action: Scale{}}))
+	require.ErrorContains(t, Available(Fault{}), "no Action")
+}
