@@ -9,14 +9,18 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"math/big"
-	"net"
+	"net/http"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nstest"
+	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/trust"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
 )
 
 // selfSigned returns a certificate for host and a pool that trusts it.
@@ -73,21 +77,28 @@ func TestDowngradeMITMIsRefusedAndUndone(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			d := Downgrade{Path: Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host}, Mode: mode}
 			if mode == DowngradeStrip {
-				// Relay to a plaintext echo, as a router's h2c port would answer.
+				// Relay to a plaintext HTTP server, as the router's h2c port.
 				plain := netip.AddrPortFrom(c.LB, 50080)
-				newTCPEcho(t, lab.Host, plain)
+				plainHTTP(t, lab.Host, plain)
 				d.PlainUpstream = plain
 			}
 			h := StartT(context.Background(), t, Fault{Action: d}, nil)
 			err := handshake()
 			require.Error(t, err)
-			if mode == DowngradeH2C {
-				var rh tls.RecordHeaderError
-				require.ErrorAs(t, err, &rh, "the client sees plaintext, got %v", err)
-			}
+			// The harness's own classification (fixtures/trust) of the refusal.
+			require.Equal(t, reason.PlaintextToTLS, trust.Classify(err), "refused for the right reason, got %v", err)
 			require.NoError(t, h.Stop(context.Background()))
 			require.NoError(t, handshake(), "undo restores TLS")
 		})
 	}
-	_ = net.ErrClosed
+}
+
+// plainHTTP serves cleartext HTTP/1.1 and h2c on addr inside ns.
+func plainHTTP(t *testing.T, ns string, addr netip.AddrPort) {
+	t.Helper()
+	l, err := netnsx.Listen(ns, "tcp", addr.String())
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h2c.NewHandler(http.NotFoundHandler(), &http2.Server{}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
 }
