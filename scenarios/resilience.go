@@ -28,18 +28,21 @@ func resilienceScenarios() []Scenario {
 		},
 		{
 			ID: "resilience/partition-workers-remote", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelCrossRegion},
-			Summary: "a 10 s partition between the workers and the remote region drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
-			Expect:  Pass, Try: partitionRemote,
+			Summary:  "a 10 s partition between the workers and the remote region drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
+			Requires: Requirements{Workloads: independentOfWorkload},
+			Expect:   Pass, Try: partitionRemote,
 		},
 		{
 			ID: "resilience/quic-loss-delay", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary: "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed",
-			Expect:  Pass, Try: quicLossDelay,
+			Summary:  "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed",
+			Requires: Requirements{Workloads: independentOfWorkload},
+			Expect:   Pass, Try: quicLossDelay,
 		},
 		{
 			ID: "resilience/quic-blackhole-reconnect", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary: "after a 5 s blackhole on the tunnel's UDP path the tunnel comes back and invocations succeed within a bounded time",
-			Expect:  Pass, Try: quicBlackhole,
+			Summary:  "after a 5 s blackhole on the tunnel's UDP path the tunnel comes back and invocations succeed within a bounded time",
+			Requires: Requirements{Workloads: independentOfWorkload},
+			Expect:   Pass, Try: quicBlackhole,
 		},
 	}
 }

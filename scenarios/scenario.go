@@ -66,6 +66,11 @@ func (s Setting) String() string {
 // failed.
 type Try func(ctx context.Context, e *Env, s Setting) error
 
+// independentOfWorkload runs a scenario in StatefulSet cells only: what it
+// shows does not depend on the Stargate workload kind, and each run of it
+// costs a rollout.
+var independentOfWorkload = []matrix.Workload{matrix.StatefulSet}
+
 // Requirements say which matrix cells a scenario applies to.
 type Requirements struct {
 	// Workloads it runs for; empty means every workload kind.

@@ -63,7 +63,7 @@ func tlsScenarios() []Scenario {
 		{
 			ID: "tls/missing-trust", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 			Summary:  "a Pylon whose configured trust bundle does not exist refuses to start its connections",
-			Requires: Requirements{Trusts: bundleTrusts},
+			Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 			Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
 			Try: func(ctx context.Context, e *Env, s Setting) error {
 				v := PylonVariant{Name: "missing-trust"}
@@ -80,7 +80,7 @@ func tlsScenarios() []Scenario {
 		{
 			ID: "tls/malformed-bundle", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 			Summary:  "a Pylon whose trust bundle is partially malformed rejects it as a whole",
-			Requires: Requirements{Trusts: bundleTrusts},
+			Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 			Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
 			Try: func(ctx context.Context, e *Env, s Setting) error {
 				v := PylonVariant{Name: "malformed-bundle"}
@@ -96,8 +96,9 @@ func tlsScenarios() []Scenario {
 		},
 		{
 			ID: "tls/explicit-http-refused", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
-			Summary: "in the secure profile Pylon refuses an explicit http:// bootstrap address",
-			Expect:  FailClosed(reason.InsecureRefused), Control: "tls/pylon-verified",
+			Summary:  "in the secure profile Pylon refuses an explicit http:// bootstrap address",
+			Requires: Requirements{Workloads: independentOfWorkload},
+			Expect:   FailClosed(reason.InsecureRefused), Control: "tls/pylon-verified",
 			Try: func(ctx context.Context, e *Env, s Setting) error {
 				v := PylonVariant{Name: "explicit-http"}
 				if s == Faulty {
@@ -142,7 +143,8 @@ func verifiedWatch(ctx context.Context, e *Env, _ Setting) error {
 func serverCertScenario(id string, p pki.Purpose, r reason.Reason, summary string) Scenario {
 	return Scenario{
 		ID: id, Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
-		Summary: summary, Expect: FailClosed(r), Control: "tls/pylon-verified",
+		Summary: summary, Requires: Requirements{Workloads: independentOfWorkload},
+		Expect: FailClosed(r), Control: "tls/pylon-verified",
 		Try: func(ctx context.Context, e *Env, s Setting) error {
 			purpose := pki.ServerGood
 			if s == Faulty {

@@ -88,7 +88,8 @@ func crossRegionWatch(ctx context.Context, e *Env, _ Setting) error {
 func remoteURLScenario(id, summary string, r reason.Reason, bad func(string) string) Scenario {
 	return Scenario{
 		ID: id, Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
-		Summary: summary, Expect: FailClosed(r), Control: "watch/cross-region",
+		Summary: summary, Requires: Requirements{Workloads: independentOfWorkload},
+		Expect: FailClosed(r), Control: "watch/cross-region",
 		Try: func(ctx context.Context, e *Env, s Setting) error {
 			remote, err := remoteWatched(e)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/scenarios"
 )
 
@@ -19,6 +20,9 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	layers := fs.String("layer", "", "comma-separated layers")
 	labels := fs.String("label", "", "comma-separated labels")
 	summary := fs.Bool("summary", false, "also print each scenario's one-line summary")
+	cases := fs.Bool("cases", false, "print the planned test cases of the matrix (scenario × cell) instead, with counts per layer")
+	workloads := fs.String("workload", "", "with --cases: comma-separated workload kinds")
+	trusts := fs.String("trust", "", "with --cases: comma-separated trust sources")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -26,7 +30,36 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *cases {
+		cells, err := harnessrun.Cells(*workloads, *trusts)
+		if err != nil {
+			return err
+		}
+		return listCases(stdout, scenarios.Plan(scenarios.Catalogue(), cells, f))
+	}
 	return listCatalogue(stdout, scenarios.Catalogue(), f, *summary)
+}
+
+// listCases prints every test of the plan (a fail-closed case adds its
+// control-configuration test) and the number of tests per layer.
+func listCases(w io.Writer, plan []scenarios.Case) error {
+	perLayer := map[scenarios.Layer]int{}
+	total := 0
+	for _, c := range plan {
+		fmt.Fprintln(w, c.Name())
+		perLayer[c.Scenario.Layer]++
+		if !c.Scenario.Expect.IsPass() {
+			fmt.Fprintln(w, c.ControlConfigName())
+			perLayer[c.Scenario.Layer]++
+		}
+	}
+	fmt.Fprintln(w)
+	for _, l := range scenarios.Layers {
+		fmt.Fprintf(w, "%-13s %d\n", l, perLayer[l])
+		total += perLayer[l]
+	}
+	_, err := fmt.Fprintf(w, "%-13s %d tests in %d cells\n", "total", total, len(scenarios.Cells(plan)))
+	return err
 }
 
 func listCatalogue(w io.Writer, cat []scenarios.Scenario, f scenarios.Filter, summary bool) error {
