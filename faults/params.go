@@ -20,6 +20,9 @@ type ParamEnv struct {
 	// Kubeconfig is the environment's kubeconfig (one context per cluster,
 	// named after it).
 	Kubeconfig string
+	// Netns puts network faults into a named network namespace ("" = this
+	// process's), for environments that run inside one.
+	Netns string
 	// LookupLB returns the load-balancer address of a Service (port 0:
 	// its first port). Nil: targets must name addresses.
 	LookupLB func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error)
@@ -127,6 +130,7 @@ func FromParams(ctx context.Context, kind Kind, target string, kv map[string]str
 		return Fault{}, err
 	}
 	f.Name = name
+	f.Action = inNetns(f.Action, env.Netns)
 	return f, nil
 }
 
@@ -270,3 +274,25 @@ const ParamHelp = `kinds, targets and params (--param key=value, repeatable):
   cert-rotate CLUSTER/NS/SECRET                    cert=FILE key=FILE variant=NAME
   dns        NAME                                  mode=nxdomain|servfail|spoof addr=IP pods=CLUSTER[,…]
   every kind: name=LABEL`
+
+// inNetns places a network action in namespace ns.
+func inNetns(a Action, ns string) Action {
+	switch x := a.(type) {
+	case TCPFault:
+		x.Path.Netns = ns
+		return x
+	case UDPFault:
+		x.Path.Netns = ns
+		return x
+	case Downgrade:
+		x.Path.Netns = ns
+		return x
+	case Partition:
+		x.Netns = ns
+		return x
+	case DNSFault:
+		x.Netns = ns
+		return x
+	}
+	return a
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/nvcf/conformance/faults/internal/nstest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,4 +87,35 @@ func TestFromParamsObjects(t *testing.T) {
 	d := f.Action.(DNSFault)
 	require.Len(t, d.Intercepts, 2)
 	require.Equal(t, "198.18.12.1:53", d.Intercepts[1].Server.String())
+}
+
+// TestFromParamsOnTheProviderPlan injects what `harness fault inject --kind
+// partition --target 'workers->region-b'` builds, in a lab that mirrors the
+// embedded provider's address plan inside its own namespaces.
+func TestFromParamsOnTheProviderPlan(t *testing.T) {
+	lab := nstest.NewAt(t, 3, 10, 100)
+	workers, regionB := lab.Clusters[2], lab.Clusters[1]
+	lb := netip.AddrPortFrom(regionB.LB, 50071)
+	newTCPEcho(t, lab.Host, lb)
+	env := testEnv
+	env.Netns = lab.Host
+	f, err := FromParams(context.Background(), KindPartition, "workers->region-b", nil, env)
+	require.NoError(t, err)
+	require.True(t, reachable(workers.PodNetns, lb, 10*time.Second))
+	h := StartT(context.Background(), t, f, nil)
+	require.False(t, reachable(workers.PodNetns, lb, negative))
+	require.NoError(t, h.Stop(context.Background()))
+	require.True(t, reachable(workers.PodNetns, lb, 10*time.Second))
+
+	// A UDP path fault built from words lands on the right gateway too.
+	f, err = FromParams(context.Background(), KindUDP, "workers->"+netip.AddrPortFrom(regionB.LB, 50072).String(), map[string]string{"dup": "1"}, env)
+	require.NoError(t, err)
+	echo := newUDPEcho(t, lab.Host, netip.AddrPortFrom(regionB.LB, 50072))
+	StartT(context.Background(), t, f, nil)
+	cl, err := netnsx.ListenPacket(workers.PodNetns, "udp", netip.AddrPortFrom(workers.Pod, 0).String(), false)
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = cl.WriteTo([]byte("x"), udpAddr(netip.AddrPortFrom(regionB.LB, 50072)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return echo.count() == 2 }, 10*time.Second, time.Millisecond, "duplicated through the proxy on workers' gateway")
 }

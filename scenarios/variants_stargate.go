@@ -52,6 +52,9 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 	}
 	c.Args = args
 	c.ReadinessProbe = nil
+	// A refusal at start-up ends the process: its last words become the
+	// container's termination message, which the API reports.
+	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	api := cs.CoreV1().Pods(ns)
 	del := func(ctx context.Context) error {
 		zero := int64(0)

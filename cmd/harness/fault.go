@@ -51,14 +51,15 @@ func faultUsage(w io.Writer) {
 
 // faultFlags are the flags every fault subcommand shares.
 type faultFlags struct {
-	topology, state, kubeconfig string
-	verbose                     bool
+	topology, state, kubeconfig, netns string
+	verbose                            bool
 }
 
 func (f *faultFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.topology, "topology", "topologies/default.yaml", "topology file (names the clusters and the state folder)")
 	fs.StringVar(&f.state, "state", "", "state folder (default $XDG_STATE_HOME/nvcf-harness/<topology name>)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig with one context per cluster (default <state>/kubeconfig)")
+	fs.StringVar(&f.netns, "netns", "", "network namespace the environment's host side lives in (default: this one)")
 	fs.BoolVar(&f.verbose, "v", false, "log at debug level")
 }
 
@@ -130,7 +131,7 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if len(cleaned) > 0 {
 		fmt.Fprintf(stdout, "removed %d fault(s) left by a killed run\n", len(cleaned))
 	}
-	env := faults.ParamEnv{Kubeconfig: ff.kubeconfig, LookupLB: faults.LBLookup(ff.kubeconfig)}
+	env := faults.ParamEnv{Kubeconfig: ff.kubeconfig, LookupLB: faults.LBLookup(ff.kubeconfig), Netns: ff.netns}
 	for _, c := range t.Clusters {
 		env.Clusters = append(env.Clusters, c.Name)
 	}

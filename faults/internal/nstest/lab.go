@@ -65,6 +65,14 @@ func sh(t testing.TB, args ...string) {
 // 198.19.(210+i).1. Everything is deleted when the test ends.
 func New(t testing.TB, n int) *Lab {
 	t.Helper()
+	return NewAt(t, n, 210, 210)
+}
+
+// NewAt is New with cluster i's pods in 198.18.(podBase+i).0/24 and load
+// balancer 198.19.(lbBase+i).1; NewAt(t, n, 10, 100) mirrors the embedded
+// provider's address plan inside the lab's own namespaces.
+func NewAt(t testing.TB, n, podBase, lbBase int) *Lab {
+	t.Helper()
 	Skip(t)
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -76,11 +84,11 @@ func New(t testing.TB, n int) *Lab {
 	for i := range n {
 		c := Cluster{
 			PodNetns: fmt.Sprintf("nvcft-%s-p%d", id, i),
-			Pods:     netip.MustParsePrefix(fmt.Sprintf("198.18.%d.0/24", 210+i)),
-			Gateway:  netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", 210+i)),
-			Pod:      netip.MustParseAddr(fmt.Sprintf("198.18.%d.2", 210+i)),
-			LBs:      netip.MustParsePrefix(fmt.Sprintf("198.19.%d.0/24", 210+i)),
-			LB:       netip.MustParseAddr(fmt.Sprintf("198.19.%d.1", 210+i)),
+			Pods:     netip.MustParsePrefix(fmt.Sprintf("198.18.%d.0/24", podBase+i)),
+			Gateway:  netip.MustParseAddr(fmt.Sprintf("198.18.%d.1", podBase+i)),
+			Pod:      netip.MustParseAddr(fmt.Sprintf("198.18.%d.2", podBase+i)),
+			LBs:      netip.MustParsePrefix(fmt.Sprintf("198.19.%d.0/24", lbBase+i)),
+			LB:       netip.MustParseAddr(fmt.Sprintf("198.19.%d.1", lbBase+i)),
 		}
 		hostIf, podIf := fmt.Sprintf("nft%sh%d", id, i), fmt.Sprintf("nft%sp%d", id, i)
 		sh(t, "ip", "netns", "add", c.PodNetns)
