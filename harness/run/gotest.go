@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // scenariosPackage is the package of the suite, relative to the module root.
@@ -18,6 +20,9 @@ const scenariosPackage = "./scenarios/"
 
 // modulePath is this module's path, used to find its root.
 const modulePath = "github.com/nvcf/conformance"
+
+// suiteGrace is how long the suite may take to stop after Ctrl-C.
+const suiteGrace = 30 * time.Second
 
 // suiteTimeout bounds the whole suite (go test -timeout).
 const suiteTimeout = "90m"
@@ -31,6 +36,11 @@ func runSuite(ctx context.Context, moduleDir, cfgPath, junit string, out io.Writ
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = moduleDir
 	cmd.Stdout, cmd.Stderr = out, out
+	// go, gotestsum and the test binary share a process group, so Ctrl-C
+	// reaches all of them; they get suiteGrace to finish before SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	cmd.WaitDelay = suiteGrace
 	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
