@@ -6,6 +6,7 @@ package local
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	ilocal "github.com/nvcf/conformance/clusters/internal/local"
@@ -42,3 +43,13 @@ func CacheDir() string { return binaries.DefaultCacheDir() }
 // the process kubelet's container wrapper, run inside a pod's namespaces.
 // It returns only on failure.
 func RunContainer(args []string) error { return kubelet.RunWrapper(args) }
+
+// Binaries are the paths of the control-plane binaries.
+type Binaries = binaries.Set
+
+// EnsureBinaries builds whichever control-plane binaries the cache lacks
+// (about 15 minutes cold on 2 cores), printing progress to progress, and
+// returns their paths.
+func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
+	return binaries.Ensure(ctx, binaries.Options{Progress: progress})
+}

@@ -145,3 +145,22 @@ func cliLogger(w io.Writer, verbose bool) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
+
+// runBinaries is `harness binaries`: build (or verify) the embedded
+// provider's control-plane binaries in the cache, with progress; CI runs it
+// before the tests so that the long cold build is not charged to one test.
+func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("binaries", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set, err := local.EnsureBinaries(ctx, stderr)
+	if err != nil {
+		return fmt.Errorf("binaries: %w", err)
+	}
+	for _, p := range []string{set.APIServer, set.ControllerManager, set.Scheduler, set.Kubectl, set.Etcd, set.CoreDNS} {
+		fmt.Fprintln(stdout, p)
+	}
+	return nil
+}

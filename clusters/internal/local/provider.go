@@ -126,7 +126,7 @@ func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 			env, err := p.Status(ctx, name)
 			return env, true, err
 		case !o.Recreate && name == spec.Name:
-			return nil, false, fmt.Errorf("%w: %q is running with %s; run with --recreate to replace it, or `harness down` first",
+			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); run with --recreate to replace it, or `harness down` first",
 				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
 		case !o.Recreate:
 			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or --recreate",

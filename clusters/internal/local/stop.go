@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/nvcf/conformance/clusters/internal/local/podnet"
 	"github.com/nvcf/conformance/clusters/internal/local/proc"
@@ -35,8 +36,11 @@ func (p *Provider) stop(ctx context.Context, name string, st *state.State, log *
 		}
 		errs = append(errs, err)
 	}
-	for _, ps := range st.Processes {
-		killed, err := proc.Kill(ctx, ps.PID, ps.Marker, 10e9)
+	// Reverse start order: the API server goes before etcd, or it waits
+	// long on shutdown.
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		ps := st.Processes[i]
+		killed, err := proc.Kill(ctx, ps.PID, ps.Marker, 10*time.Second)
 		if killed {
 			log.Info("killed a process the agent left", "process", ps.Name, "pid", ps.PID)
 		}

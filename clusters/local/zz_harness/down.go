@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/harness/topology"
+)
+
+// runDown is `harness down`: stop an environment and remove everything it
+// owns (processes, network namespaces, bridges, nftables tables, state but
+// logs).
+func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("down", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	topo := fs.String("topology", "", "topology file whose environment to stop")
+	name := fs.String("name", "", "environment name (default: every environment with state)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p := local.New(local.Options{})
+	names, err := envNames(p, *topo, *name)
+	if err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(stdout, "nothing is up")
+		return nil
+	}
+	var errs []error
+	for _, n := range names {
+		if err := p.Down(ctx, n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "environment %q is down\n", n)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	return nil
+}
+
+// envNames resolves --topology/--name to environment names; with neither,
+// every environment that has state.
+func envNames(p *local.Provider, topo, name string) ([]string, error) {
+	switch {
+	case name != "":
+		return []string{name}, nil
+	case topo != "":
+		t, err := topology.Load(topo)
+		if err != nil {
+			return nil, err
+		}
+		return []string{t.Name}, nil
+	}
+	return p.Names()
+}

@@ -1,0 +1,85 @@
+// Command harness brings up clusters, mints PKI, deploys the reference
+// components and runs the conformance matrix. Each subcommand lives in its
+// own file; main only dispatches.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand: a name, a one-line summary and a run function
+// that receives the arguments after the name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the explicit list of subcommands; add yours here.
+func commands() []command {
+	return []command{
+		{"version", "print the harness version", runVersion},
+		{"up", "bring up (or reuse) the clusters of a topology on the embedded provider", runUp},
+		{"status", "show the running clusters: nodes, pods, load balancers, contexts", runStatus},
+		{"down", "stop the clusters and remove everything they own", runDown},
+		{"agent", "(internal) the process `up` starts to own an environment", runAgent},
+		{"__container", "(internal) run one pod container inside its namespaces (process kubelet)", runContainer},
+		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
+		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
+		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
+		{"list", "print the scenario catalogue without running it", runList},
+		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "harness:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return errors.New("no command given")
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: harness <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+}
+
+// version is set by -ldflags at release time.
+var version = "dev"
+
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	_, err := fmt.Fprintln(stdout, "harness", version)
+	return err
+}

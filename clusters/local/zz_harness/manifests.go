@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/topology"
+)
+
+// runManifests is `harness manifests`: print the rendered manifests of a
+// topology and a matrix cell, per cluster, for review or for kubectl.
+func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("manifests", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	topo := fs.String("topology", "topologies/default.yaml", "topology file")
+	cellName := fs.String("cell", "workload=statefulset,trust=bundle", "matrix cell, e.g. workload=deployment,trust=grpc-override")
+	cluster := fs.String("cluster", "", "print only this cluster")
+	ns := fs.String("namespace", manifests.Namespace, "namespace of every object")
+	images := fs.String("images", "", "comma list of component=image (stargate, router, ingress, pylon, echo); default "+manifests.DefaultImage)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	t, err := topology.Load(*topo)
+	if err != nil {
+		return err
+	}
+	cell, err := matrix.ParseCell(*cellName)
+	if err != nil {
+		return err
+	}
+	im, err := parseImages(*images)
+	if err != nil {
+		return err
+	}
+	if *cluster != "" {
+		if _, ok := t.Cluster(*cluster); !ok {
+			return fmt.Errorf("manifests: --cluster %q is not in topology %q", *cluster, t.Name)
+		}
+	}
+	out, err := deploy.RenderYAML(deploy.Options{Topology: t, Cell: cell, Namespace: *ns, Images: im})
+	if err != nil {
+		return err
+	}
+	for _, c := range t.Clusters {
+		if *cluster != "" && c.Name != *cluster {
+			continue
+		}
+		fmt.Fprintf(stdout, "# ===== cluster %s (%s), cell %s =====\n", c.Name, c.Role, cell.Name())
+		if _, err := stdout.Write(out[c.Name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseImages(s string) (manifests.Images, error) {
+	var im manifests.Images
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return im, fmt.Errorf("--images %q: %q is not component=image", s, kv)
+		}
+		switch k {
+		case "stargate":
+			im.Stargate = v
+		case "router":
+			im.Router = v
+		case "ingress":
+			im.Ingress = v
+		case "pylon":
+			im.Pylon = v
+		case "echo":
+			im.Echo = v
+		default:
+			return im, errors.New("--images: component " + k + " unknown; want stargate, router, ingress, pylon or echo")
+		}
+	}
+	return im, nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local"
+	harnessrun "github.com/nvcf/conformance/harness/run"
+)
+
+// runRun is `harness run`: bring up (or reuse) the topology, run the
+// matrix, write JUnit and the summary, bring the clusters down unless kept.
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o harnessrun.Options
+	fs.StringVar(&o.Topology, "topology", "topologies/default.yaml", "topology file")
+	fs.StringVar(&o.Artifacts, "artifacts", "_artifacts", "folder for junit.xml, summary.md and per-case evidence")
+	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see `harness list`)")
+	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers to run (tls, authority, discovery, watch, registration, quic, invocation, resilience)")
+	fs.StringVar(&o.Labels, "label", "", "comma-separated labels; a scenario runs when it carries one of them")
+	fs.StringVar(&o.Workloads, "workload", "", "comma-separated workload kinds (statefulset, deployment, mixed)")
+	fs.StringVar(&o.Trusts, "trust", "", "comma-separated trust sources (system, bundle, grpc-override)")
+	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
+	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
+	verbose := fs.Bool("v", false, "log progress at debug level")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected arguments %v", fs.Args())
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.Stdout = stdout
+	p, err := runProvider(o.Logger)
+	if err != nil {
+		return err
+	}
+	o.Provider = p
+	_, err = harnessrun.Run(ctx, o)
+	if errors.Is(err, harnessrun.ErrFailed) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
+}
+
+// runProvider is the clusters provider `harness run` brings topologies up
+// with: the embedded one, its process kubelets mapping the nvcf-ref image
+// to the binary the runner builds into the cache.
+func runProvider(_ *slog.Logger) (clusters.Provider, error) {
+	return local.New(local.Options{
+		Images: map[string]string{"nvcf-ref": filepath.Join(harnessrun.CacheHome(), "bin", "nvcf-ref")},
+	}), nil
+}
