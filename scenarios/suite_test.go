@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
@@ -24,7 +26,14 @@ func TestMain(m *testing.M) {
 	if path == "" {
 		path = os.Getenv(RunConfigEnv)
 	}
-	testenv = env.NewWithConfig(envconf.New())
+	// Ctrl-C (which `harness run` forwards) cancels every case's context, so
+	// waits end and injected faults are undone before the process exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if testenv, err = env.NewWithContext(ctx, envconf.New()); err != nil {
+		panic(err)
+	}
 	if path != "" {
 		testenv.Setup(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 			cfg, err := ReadRunConfig(path)
@@ -41,7 +50,9 @@ func TestMain(m *testing.M) {
 			return ctx, nil
 		})
 	}
-	os.Exit(testenv.Run(m))
+	code := testenv.Run(m)
+	stop()
+	os.Exit(code)
 }
 
 // TestScenarios runs the planned cases cell by cell; each case is a
