@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 
-	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
 )
 
 // dashedIP matches an identity whose first label is a dashed IPv4 address.
@@ -38,34 +37,33 @@ func discoveryScenarios() []Scenario {
 }
 
 // advertisesLivePods waits until region's WatchStargates advertises
-// exactly the identities of its ready pods (and not gone, when given).
+// exactly the identities of its ready pods (never gone, when given) and no
+// dashed-IP identity. Each attempt opens a fresh watch, so a change of the
+// pods after an answer is seen too.
 func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error {
-	var want []string
-	check := func(r *stargatepb.WatchStargatesResponse) bool {
+	return e.Eventually(ctx, "region "+region+" to advertise exactly its live pods", waitConverge, func(ctx context.Context) error {
+		resp, err := e.Probe.Watch(ctx, e.Ingress(region))
+		if err != nil {
+			return err
+		}
+		got := advertisedHosts(resp)
+		for _, h := range got {
+			if dashedIP.MatchString(h) {
+				return fmt.Errorf("region %s advertises the dashed-IP identity %q", region, h)
+			}
+		}
 		pods, err := e.StargatePods(ctx, region)
 		if err != nil {
-			return false
+			return err
 		}
-		want = want[:0]
+		var want []string
 		for _, p := range pods {
 			if p.Name != gone {
 				want = append(want, e.Identity(region, p.Name))
 			}
 		}
-		return expectSet("", want, advertisedHosts(r)) == nil
-	}
-	ctx2, cancel := e.Within(ctx, waitConverge)
-	defer cancel()
-	resp, err := e.Probe.WatchUntil(ctx2, e.Ingress(region), check)
-	if err != nil {
-		return fmt.Errorf("region %s: advertised identities never matched the live pods %v: %w", region, want, err)
-	}
-	for _, h := range advertisedHosts(resp) {
-		if dashedIP.MatchString(h) {
-			return fmt.Errorf("region %s advertises the dashed-IP identity %q", region, h)
-		}
-	}
-	return nil
+		return expectSet("region "+region+" advertised identities", want, got)
+	})
 }
 
 // podReplacement deletes the first Stargate pod of the bootstrap region
