@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-
 )
 
 // dashedIP matches an identity whose first label is a dashed IPv4 address.
