@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/nvcf/conformance/clusters/internal/local/podnet"
@@ -41,8 +40,9 @@ type Config struct {
 	// TLS secures the kubelet API; when all empty the API is not served and
 	// `kubectl logs` cannot reach the node.
 	TLS TLS
-	// Wrapper is the argv prefix that runs RunWrapper in a child process;
-	// default [os.Executable(), WrapperCommand].
+	// Wrapper, when set, is the argv prefix that runs RunWrapper in a child
+	// process (e.g. [harness binary, WrapperCommand]); by default a /bin/sh
+	// script does the same with util-linux mount and hostname.
 	Wrapper []string
 	// BackoffBase and BackoffMax bound the restart back-off (default 10s and
 	// 5m, the kubelet's); BackoffReset is how long a container must run for
@@ -99,13 +99,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.KubeletPort == 0 {
 		c.KubeletPort = 10250
-	}
-	if len(c.Wrapper) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return c, fmt.Errorf("kubelet config: find own binary for the container wrapper: %w", err)
-		}
-		c.Wrapper = []string{exe, WrapperCommand}
 	}
 	if c.BackoffBase <= 0 {
 		c.BackoffBase = 10 * time.Second

@@ -232,12 +232,16 @@ func (k *provider) command(netns string, l *launch) (*exec.Cmd, error) {
 	if netns == "" {
 		return nil, errors.New("pod has no network namespace")
 	}
-	spec, err := json.Marshal(l)
-	if err != nil {
-		return nil, err
+	args := []string{"netns", "exec", netns}
+	if len(k.cfg.Wrapper) == 0 {
+		args = append(args, shellArgs(l)...)
+	} else {
+		spec, err := json.Marshal(l)
+		if err != nil {
+			return nil, err
+		}
+		args = append(append(args, k.cfg.Wrapper...), string(spec))
 	}
-	args := append([]string{"netns", "exec", netns}, k.cfg.Wrapper...)
-	args = append(args, string(spec))
 	cmd := exec.Command("ip", args...)
 	cmd.Env = l.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{

@@ -7,12 +7,13 @@
 // bind 0.0.0.0:50071, as in a real cluster). Each container is one process,
 // started as
 //
-//	ip netns exec <netns> <harness> __container <launch spec>
+//	ip netns exec <netns> /bin/sh -c <wrapper script> <mounts> <hostname> <dir> <argv>
 //
-// `ip netns exec` enters the pod's network namespace, creates a private
-// mount namespace and bind-mounts /etc/netns/<netns>/{resolv.conf,hosts};
-// the hidden __container role (RunWrapper, a re-exec of the harness binary)
-// then bind-mounts the pod folder's volume directories at their mountPaths,
+// in a new UTS namespace. `ip netns exec` enters the pod's network
+// namespace, creates a private mount namespace and bind-mounts
+// /etc/netns/<netns>/{resolv.conf,hosts}; the wrapper (a fixed sh script
+// using util-linux mount and hostname, or RunWrapper in Go when
+// Config.Wrapper names a binary that dispatches WrapperCommand) then bind-mounts the pod folder's volume directories at their mountPaths,
 // sets the pod's hostname in a private UTS namespace and execs the image's
 // binary. So /var/run/secrets/kubernetes.io/serviceaccount and
 // /etc/nvcf/... resolve unchanged, each pod seeing its own contents. The

@@ -83,7 +83,7 @@ func testPod() *corev1.Pod {
 					{Name: "OPT", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}, Key: "x", Optional: ptr(true)}}},
 					{Name: "MEM", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}}},
 				},
-				EnvFrom: []corev1.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "trust"}}}},
+				EnvFrom:   []corev1.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "trust"}}}},
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}},
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "tls", MountPath: "/etc/nvcf/tls/ingress", ReadOnly: true},
@@ -237,4 +237,10 @@ func TestResolvConfAndHosts(t *testing.T) {
 	pod.Spec.Hostname, pod.Spec.Subdomain = "", ""
 	pod.Name = "router-5d8f-abcde"
 	require.Contains(t, hostsFile(pod, netip.MustParseAddr("198.18.10.8"), "cluster.local"), "198.18.10.8\trouter-5d8f-abcde\n")
+}
+
+func mustAddr(t *testing.T, s string) netip.Addr {
+	a, err := netip.ParseAddr(s)
+	require.NoError(t, err)
+	return a
 }

@@ -1,0 +1,48 @@
+package kubelet
+
+import (
+	"strconv"
+)
+
+// shellWrapper is the default container wrapper: the same steps as
+// RunWrapper, done by /bin/sh with util-linux mount and hostname, so that
+// any binary embedding the kubelet (the harness, a test) can start
+// containers without a hidden role of its own. Paths travel as positional
+// parameters, never inside the script, so no quoting can go wrong.
+const shellWrapper = `set -e
+mount --make-rprivate /
+n=$1; shift
+while [ "$n" -gt 0 ]; do
+	src=$1; tgt=$2; ro=$3; shift 3
+	if [ -d "$src" ]; then
+		mkdir -p "$tgt"
+	elif [ ! -e "$tgt" ]; then
+		mkdir -p "$(dirname "$tgt")"; : > "$tgt"
+	fi
+	mount --bind "$src" "$tgt"
+	if [ "$ro" = 1 ]; then mount -o remount,bind,ro "$tgt"; fi
+	n=$((n-1))
+done
+if [ -n "$1" ]; then hostname "$1"; fi
+cd "$2"
+shift 2
+exec "$@"
+`
+
+// shellArgs renders l as the argv of `sh -c shellWrapper`.
+func shellArgs(l *launch) []string {
+	args := []string{"/bin/sh", "-c", shellWrapper, "nvcf-container", strconv.Itoa(len(l.Mounts))}
+	for _, m := range l.Mounts {
+		ro := "0"
+		if m.ReadOnly {
+			ro = "1"
+		}
+		args = append(args, m.Source, m.Target, ro)
+	}
+	dir := l.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	args = append(args, l.Hostname, dir)
+	return append(args, l.Argv...)
+}
