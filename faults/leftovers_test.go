@@ -68,3 +68,18 @@ func TestCleanupDropsEntriesWhoseEnvironmentIsGone(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, es)
 }
+
+func TestRecorderCleansLeftoversBeforeItsFirstFault(t *testing.T) {
+	state := t.TempDir()
+	j, err := journal.Open(state)
+	require.NoError(t, err)
+	require.NoError(t, j.Put(journal.Entry{ID: "scale-dead", Kind: "scale", PID: 1 << 30, PIDStart: 1,
+		Cleanup: journal.Cleanup{Scale: &journal.Scale{Cluster: journal.Cluster{Kubeconfig: "/nonexistent"}}}}))
+	h, err := Start(context.Background(), Fault{Action: newCounting()}, NewRecorder(state, nil))
+	require.NoError(t, err)
+	es, err := List(state)
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	require.Equal(t, h.ID(), es[0].ID, "only the new fault is journaled")
+	require.NoError(t, h.Stop(context.Background()))
+}

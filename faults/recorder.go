@@ -47,13 +47,15 @@ func (r Record) ActiveAt(t time.Time) bool {
 type Recorder struct {
 	stateDir string
 	log      *slog.Logger
+	clean    sync.Once
 	mu       sync.Mutex
 	records  []Record
 }
 
 // NewRecorder returns a recorder that journals active faults in stateDir
 // ("" = no journal; then a killed run's leftovers cannot be cleaned up)
-// and logs to log (nil = discard).
+// and logs to log (nil = discard). Before its first fault it removes the
+// leftovers of killed runs in stateDir (CleanupLeftovers).
 func NewRecorder(stateDir string, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

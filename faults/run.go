@@ -91,6 +91,13 @@ func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 	}
 	e := &env{id: newID(f.Kind()), log: rec.logger()}
 	if rec != nil && rec.stateDir != "" {
+		rec.clean.Do(func() {
+			if cleaned, err := CleanupLeftovers(ctx, rec.stateDir, rec.log); err != nil {
+				rec.log.Warn("clean up faults left by a killed run", "err", err)
+			} else if len(cleaned) > 0 {
+				rec.log.Info("removed faults left by a killed run", "count", len(cleaned))
+			}
+		})
 		j, err := journal.Open(rec.stateDir)
 		if err != nil {
 			return nil, err
