@@ -1,0 +1,48 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/reason"
+)
+
+func doc(t *testing.T, s string) Doc {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(s), &v))
+	return Doc{Pod: "p", v: v}
+}
+
+func TestDocReadsByValue(t *testing.T) {
+	// The shape of a reference Pylon-like document: registrations, tunnels, a remote watch.
+	d := doc(t, `{
+		"role": "pylon",
+		"registrations": [
+			{"stargate": "stargate-0.sg.region-a.nvcf.test", "state": "registered"},
+			{"stargate": "stargate-1.sg.region-a.nvcf.test", "state": "backoff", "reason": "timeout"}
+		],
+		"tunnels": [{"target": "stargate-0.sg.region-a.nvcf.test", "addr": "quic.region-a.nvcf.test:50072", "state": "connected", "connects": 1}],
+		"watches": [{"url": "https://stargate.region-b.nvcf.test:50071", "state": "watching"}],
+		"bootstrap": {"url": "https://stargate.region-a.nvcf.test:50071", "ok": true}
+	}`)
+	require.True(t, d.Mentions("stargate-1.sg.region-a"))
+	require.False(t, d.Mentions("region-c"))
+	require.True(t, stillHealthy(d, "stargate-0.sg.region-a.nvcf.test"))
+	require.False(t, stillHealthy(d, "stargate-1.sg.region-a.nvcf.test"), "backoff with a reason is not healthy")
+	require.True(t, stillHealthy(d, "quic.region-a.nvcf.test"), "the tunnel through the relay is connected")
+	require.True(t, stillHealthy(d, "stargate.region-b.nvcf.test"), "the remote watch is watching")
+	require.Equal(t, []reason.Reason{reason.Timeout}, d.Reasons())
+	require.Equal(t, reason.None, d.Failure(), "timeout is transient")
+
+	refused := doc(t, `{"bootstrap": {"url": "https://stargate.region-a.nvcf.test:50071", "state": "failed", "reason": "no-trust", "error": "trust bundle: no certificate"}, "registrations": []}`)
+	require.Equal(t, reason.NoTrust, refused.Failure())
+	require.False(t, stillHealthy(refused, "stargate.region-a.nvcf.test"))
+
+	// A Stargate document lists inference servers by id.
+	sg := doc(t, `{"role": "stargate", "stargate_id": "stargate-0", "inference_servers": [{"id": "authority-1a2b", "authority": "stargate-0.sg.region-a.nvcf.test:50071"}]}`)
+	require.True(t, sg.Mentions("authority-1a2b"))
+	require.False(t, sg.Mentions("authority-ffff"))
+}
