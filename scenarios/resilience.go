@@ -23,7 +23,16 @@ func resilienceScenarios() []Scenario {
 				if err := podReplacement(ctx, e, s); err != nil {
 					return err
 				}
-				return invokeEventually(ctx, e, e.Bootstrap(), echoModel)
+				if err := invokeEventually(ctx, e, e.Bootstrap(), echoModel); err != nil {
+					return err
+				}
+				// Once the dead pod left the EndpointSlice, no invocation may reach it.
+				for i := range 5 {
+					if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, fmt.Sprintf("after the kill %d", i)); err != nil {
+						return fmt.Errorf("invocation %d after the replacement settled: %w", i+1, err)
+					}
+				}
+				return nil
 			},
 		},
 		{
