@@ -19,9 +19,12 @@ type DNSMode = dnsproxy.Mode
 
 // The DNS fault modes.
 const (
+	// NXDomain answers that the name does not exist.
 	NXDomain DNSMode = dnsproxy.NXDomain
+	// ServFail answers that the server failed.
 	ServFail DNSMode = dnsproxy.ServFail
-	Spoof    DNSMode = dnsproxy.Spoof
+	// Spoof answers A queries with DNSFault.Addr.
+	Spoof DNSMode = dnsproxy.Spoof
 )
 
 // DNSIntercept names the queries a DNS fault catches: those sent to Server

@@ -36,6 +36,7 @@ func (c Cluster) ref() journal.Cluster {
 	return journal.Cluster{Kubeconfig: c.Kubeconfig, Context: c.Context}
 }
 
+// String names the cluster by context, else by kubeconfig.
 func (c Cluster) String() string {
 	if c.Context != "" {
 		return c.Context

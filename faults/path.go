@@ -21,6 +21,7 @@ func (p Path) validate() error {
 	return nil
 }
 
+// String renders the path as "from → to (via gateway)".
 func (p Path) String() string { return fmt.Sprintf("%s → %s (via %s)", p.From, p.To, p.Gateway) }
 
 // redirect installs the DNAT rule that sends path's traffic of proto

@@ -26,6 +26,7 @@ const (
 	Downstream
 )
 
+// String is "upstream" or "downstream".
 func (d Direction) String() string {
 	if d == Upstream {
 		return "upstream"
