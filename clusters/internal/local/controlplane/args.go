@@ -85,7 +85,7 @@ func controllerManagerArgs(p *PKI, kubeconfig string) []string {
 		"--cluster-signing-cert-file=" + p.CACert, "--cluster-signing-key-file=" + p.CAKey,
 		"--leader-elect=false", "--secure-port=0", "--profiling=false",
 		"--kube-api-qps=100", "--kube-api-burst=200",
-		"--concurrent-statefulset-syncs=5", "--v=1",
+		"--concurrent-statefulset-syncs=5", "--node-monitor-period=2s", "--v=1",
 	}
 }
 
