@@ -101,7 +101,10 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 		if err != nil {
 			return fail(err)
 		}
-		undos = append(undos, func(context.Context) error { return srv.Close() })
+		undos = append(undos, func(context.Context) error {
+			e.note("%s: %d answered %s, %d forwarded", in.Server, srv.Faulted(), d.Mode, srv.Forwarded())
+			return srv.Close()
+		})
 		for _, x := range []struct {
 			proto string
 			to    netip.AddrPort

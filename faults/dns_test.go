@@ -65,7 +65,8 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 		Intercepts: []DNSIntercept{{Server: ExternalDNS}, {Server: coreDNS, From: c.Pods}},
 		Netns:      lab.Host,
 	}
-	h := StartT(context.Background(), t, Fault{Action: f}, nil)
+	rec := NewRecorder("", nil)
+	h := StartT(context.Background(), t, Fault{Action: f}, rec)
 	// Host-originated queries (CoreDNS forwarding, probes) to the external DNS.
 	_, a := lookup(t, lab.Host, ExternalDNS, name)
 	require.Equal(t, "198.18.250.66", a)
@@ -78,6 +79,7 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 	require.Equal(t, "198.18.250.1", a)
 
 	require.NoError(t, h.Stop(context.Background()))
+	require.Contains(t, rec.Records()[0].Effect, "127.0.0.88:53: 1 answered spoof, 1 forwarded")
 	_, a = lookup(t, lab.Host, ExternalDNS, name)
 	require.Equal(t, "198.18.250.1", a, "undo restores the real answer")
 	_, a = lookup(t, c.PodNetns, coreDNS, name)

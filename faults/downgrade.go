@@ -63,7 +63,7 @@ func (d Downgrade) inject(ctx context.Context, e *env) (Undo, error) {
 		return nil, err
 	}
 	stop := func(context.Context) error {
-		e.log.Info("downgrade mitm", "id", e.id, "served", s.Served())
+		e.note("answered %d clients in plaintext", s.Served())
 		return s.Close()
 	}
 	undo, err := redirect(ctx, e, d.Path, "tcp", l.Addr().(*net.TCPAddr).AddrPort())

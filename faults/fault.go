@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
@@ -120,6 +121,23 @@ type env struct {
 	log     *slog.Logger
 	journal *journal.Journal
 	entry   journal.Entry
+
+	mu      sync.Mutex
+	summary []string
+}
+
+// note adds a line to what the fault did (packets dropped, datagrams
+// lost, clients served), which its Record carries after the undo.
+func (e *env) note(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.summary = append(e.summary, fmt.Sprintf(format, args...))
+}
+
+func (e *env) result() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.summary, "; ")
 }
 
 // comment is the nftables comment of this fault's rules.

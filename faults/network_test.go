@@ -48,6 +48,7 @@ func TestTCPLatencyOnPathAndUndo(t *testing.T) {
 
 	require.NoError(t, h.Stop(context.Background()))
 	require.Empty(t, rec.Active())
+	require.Contains(t, rec.Records()[0].Effect, "1 connections through the toxics")
 	comments, err := nft.Comments(context.Background(), lab.Host)
 	require.NoError(t, err)
 	require.Empty(t, comments, "undo removes the rules")

@@ -57,10 +57,10 @@ func (p Partition) Describe() string {
 // cut returns the rules that stop the flows src opens towards dst.
 func cut(src, dst Side) []nft.Rule {
 	return []nft.Rule{
-		{Chain: nft.Input, Expr: fmt.Sprintf("ip saddr %s ip daddr %s drop", src.Pods, dst.LBs)},
-		{Chain: nft.Output, Expr: fmt.Sprintf("ip saddr %s ip daddr %s drop", dst.LBs, src.Pods)},
-		{Chain: nft.Forward, Expr: fmt.Sprintf("ct direction original ip saddr %s ip daddr %s drop", src.Pods, dst.Pods)},
-		{Chain: nft.Forward, Expr: fmt.Sprintf("ct direction reply ip saddr %s ip daddr %s drop", dst.Pods, src.Pods)},
+		{Chain: nft.Input, Expr: fmt.Sprintf("ip saddr %s ip daddr %s counter drop", src.Pods, dst.LBs)},
+		{Chain: nft.Output, Expr: fmt.Sprintf("ip saddr %s ip daddr %s counter drop", dst.LBs, src.Pods)},
+		{Chain: nft.Forward, Expr: fmt.Sprintf("ct direction original ip saddr %s ip daddr %s counter drop", src.Pods, dst.Pods)},
+		{Chain: nft.Forward, Expr: fmt.Sprintf("ct direction reply ip saddr %s ip daddr %s counter drop", dst.Pods, src.Pods)},
 	}
 }
 
@@ -83,5 +83,10 @@ func (p Partition) inject(ctx context.Context, e *env) (Undo, error) {
 	if err := nft.Add(ctx, p.Netns, e.comment(), rules); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return nft.Delete(ctx, p.Netns, e.comment()) }, nil
+	return func(ctx context.Context) error {
+		if n, err := nft.Packets(ctx, p.Netns, e.comment()); err == nil {
+			e.note("dropped %d packets", n)
+		}
+		return nft.Delete(ctx, p.Netns, e.comment())
+	}, nil
 }

@@ -57,6 +57,8 @@ func TestPartitionDropsBothDirectionsAndHeals(t *testing.T) {
 	recs := rec.Records()
 	require.Len(t, recs, 1)
 	require.False(t, recs[0].Undone.IsZero())
+	require.Regexp(t, `dropped [1-9][0-9]* packets`, recs[0].Effect)
+	t.Logf("record: %s", recs[0])
 }
 
 func TestPartitionOneWay(t *testing.T) {

@@ -57,7 +57,7 @@ func (d PodDelete) inject(ctx context.Context, e *env) (Undo, error) {
 		}
 		names = append(names, p.name)
 	}
-	e.log.Info("pods deleted", "id", e.id, "pods", strings.Join(names, ","))
+	e.note("deleted %s", strings.Join(names, ","))
 	return func(context.Context) error { return nil }, nil
 }
 
@@ -117,7 +117,7 @@ func (c PodCrash) inject(ctx context.Context, e *env) (Undo, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		e.log.Info("pod processes killed", "id", e.id, "pod", p.name, "pids", hit)
+		e.note("killed %s pids %v", p.name, hit)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ type Record struct {
 	Undone   time.Time `json:"undone,omitzero"`
 	// UndoError is the undo's error, if any.
 	UndoError string `json:"undoError,omitempty"`
+	// Effect says what the fault did, filled at undo: packets a partition
+	// dropped, datagrams a UDP fault lost, clients a proxy served.
+	Effect string `json:"effect,omitempty"`
 }
 
 // String is a one-line description for reports:
@@ -30,6 +33,9 @@ func (r Record) String() string {
 		end = r.Undone.Format("15:04:05.000")
 	}
 	s := fmt.Sprintf("%s %s (%s) %s %s–%s", r.Kind, r.Name, r.Target, r.Params, r.Injected.Format("15:04:05.000"), end)
+	if r.Effect != "" {
+		s += " [" + r.Effect + "]"
+	}
 	if r.UndoError != "" {
 		s += " undo failed: " + r.UndoError
 	}
@@ -79,7 +85,7 @@ func (r *Recorder) add(rec Record) {
 	r.records = append(r.records, rec)
 }
 
-func (r *Recorder) finish(id string, at time.Time, err error) {
+func (r *Recorder) finish(id string, at time.Time, err error, effect string) {
 	if r == nil {
 		return
 	}
@@ -88,6 +94,7 @@ func (r *Recorder) finish(id string, at time.Time, err error) {
 	for i := range r.records {
 		if r.records[i].ID == id {
 			r.records[i].Undone = at
+			r.records[i].Effect = effect
 			if err != nil {
 				r.records[i].UndoError = err.Error()
 			}

@@ -22,6 +22,7 @@ type Handle struct {
 	id   string
 	undo Undo
 	j    *journal.Journal
+	env  *env
 
 	once sync.Once
 	done chan struct{}
@@ -59,7 +60,7 @@ func (h *Handle) Stop(ctx context.Context) error {
 			err = h.j.Remove(h.id)
 		}
 		h.err = err
-		h.rec.finish(h.id, time.Now(), err)
+		h.rec.finish(h.id, time.Now(), err, h.env.result())
 		log := h.rec.logger()
 		if err != nil {
 			log.Error("fault undo failed", "id", h.id, "err", err)
@@ -118,7 +119,7 @@ func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 		}
 		return nil, fmt.Errorf("inject fault %s (%s on %s): %w", f.name(), f.Kind(), f.Target, err)
 	}
-	h := &Handle{rec: rec, f: f, id: e.id, undo: undo, j: e.journal, done: make(chan struct{})}
+	h := &Handle{rec: rec, f: f, id: e.id, undo: undo, j: e.journal, env: e, done: make(chan struct{})}
 	rec.add(Record{ID: e.id, Name: f.name(), Kind: f.Kind(), Target: f.Target.String(), Params: f.Action.Describe(), Injected: time.Now()})
 	rec.logger().Info("fault injected", "id", e.id, "name", f.name(), "target", f.Target.String(), "params", f.Action.Describe())
 	go func() {

@@ -100,6 +100,7 @@ func (s Scale) inject(ctx context.Context, e *env) (Undo, error) {
 	if err := setScale(ctx, cs, s.Namespace, s.Workload, s.Name, s.Replicas); err != nil {
 		return nil, err
 	}
+	e.note("replicas %d -> %d -> %d", orig, s.Replicas, orig)
 	return func(ctx context.Context) error { return setScale(ctx, cs, s.Namespace, s.Workload, s.Name, orig) }, nil
 }
 

@@ -127,7 +127,10 @@ func (f TCPFault) inject(ctx context.Context, e *env) (Undo, error) {
 		_ = l.Close()
 		return nil, err
 	}
-	stop := func(context.Context) error { return p.Close() }
+	stop := func(context.Context) error {
+		e.note("%d connections through the toxics", p.Served())
+		return p.Close()
+	}
 	undo, err := redirect(ctx, e, f.Path, "tcp", l.Addr().(*net.TCPAddr).AddrPort())
 	if err != nil {
 		return nil, errors.Join(err, stop(ctx))

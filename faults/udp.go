@@ -126,7 +126,8 @@ func (f UDPFault) inject(ctx context.Context, e *env) (Undo, error) {
 	}
 	stop := func(context.Context) error {
 		close(done)
-		e.log.Info("udp fault stats", "id", e.id, "up", p.Stats(udpproxy.Upstream), "down", p.Stats(udpproxy.Downstream), "rebinds", p.Rebinds())
+		up, down := p.Stats(udpproxy.Upstream), p.Stats(udpproxy.Downstream)
+		e.note("up %s; down %s; %d sessions, %d rebinds", statLine(up), statLine(down), p.Sessions(), p.Rebinds())
 		return p.Close()
 	}
 	undo, err := redirect(ctx, e, f.Path, "udp", conn.LocalAddr().(*net.UDPAddr).AddrPort())
@@ -134,4 +135,9 @@ func (f UDPFault) inject(ctx context.Context, e *env) (Undo, error) {
 		return nil, errors.Join(err, stop(ctx))
 	}
 	return chain(stop, undo), nil
+}
+
+func statLine(s udpproxy.Stats) string {
+	return fmt.Sprintf("%d in, %d out, %d lost, %d blackholed, %d duplicated, %d reordered, %d corrupted",
+		s.Received, s.Delivered, s.Lost, s.Blackholed, s.Duplicated, s.Reordered, s.Corrupted)
 }

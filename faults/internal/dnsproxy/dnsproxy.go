@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -57,7 +58,15 @@ type Server struct {
 	servers []*dns.Server
 	wg      sync.WaitGroup
 	log     *slog.Logger
+
+	faulted, forwarded atomic.Uint64
 }
+
+// Faulted is how many queries for the faulted name were answered wrongly.
+func (s *Server) Faulted() uint64 { return s.faulted.Load() }
+
+// Forwarded is how many other queries were forwarded to the real server.
+func (s *Server) Forwarded() uint64 { return s.forwarded.Load() }
 
 // Start serves cfg.
 func Start(cfg Config) (*Server, error) {
@@ -113,9 +122,11 @@ func (s *Server) serve(srv *dns.Server) {
 func (s *Server) handler(network string) dns.HandlerFunc {
 	return func(w dns.ResponseWriter, req *dns.Msg) {
 		if len(req.Question) == 1 && strings.ToLower(req.Question[0].Name) == s.name {
+			s.faulted.Add(1)
 			_ = w.WriteMsg(s.fault(req))
 			return
 		}
+		s.forwarded.Add(1)
 		resp, err := s.forward(network, req)
 		if err != nil {
 			s.log.Debug("dns fault forward", "err", err)

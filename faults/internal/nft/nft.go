@@ -105,6 +105,11 @@ type listing struct {
 			Chain   string `json:"chain"`
 			Handle  int    `json:"handle"`
 			Comment string `json:"comment"`
+			Expr    []struct {
+				Counter *struct {
+					Packets uint64 `json:"packets"`
+				} `json:"counter"`
+			} `json:"expr"`
 		} `json:"rule"`
 	} `json:"nftables"`
 }
@@ -138,6 +143,27 @@ func list(ctx context.Context, netns string) (*listing, error) {
 		return nil, fmt.Errorf("parse nft -j output: %w", err)
 	}
 	return &l, nil
+}
+
+// Packets sums the counters of the rules commented with comment (rules
+// with a `counter` statement count the packets they matched).
+func Packets(ctx context.Context, netns, comment string) (uint64, error) {
+	l, err := list(ctx, netns)
+	if err != nil || l == nil {
+		return 0, err
+	}
+	var n uint64
+	for _, o := range l.Nftables {
+		if o.Rule == nil || o.Rule.Comment != comment {
+			continue
+		}
+		for _, x := range o.Rule.Expr {
+			if x.Counter != nil {
+				n += x.Counter.Packets
+			}
+		}
+	}
+	return n, nil
 }
 
 // Delete removes every rule commented with comment. It deletes the whole

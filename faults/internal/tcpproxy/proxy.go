@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -59,10 +60,14 @@ type Proxy struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	// conns are closed by Close; they are kept until then (a fault is short-lived).
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-	log   *slog.Logger
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+	served atomic.Uint64
+	log    *slog.Logger
 }
+
+// Served is how many client connections the proxy has relayed.
+func (p *Proxy) Served() uint64 { return p.served.Load() }
 
 // New starts a proxy.
 func New(cfg Config) (*Proxy, error) {
@@ -148,6 +153,7 @@ func (p *Proxy) serve() {
 			_ = upstream.Close()
 			return
 		}
+		p.served.Add(1)
 		p.conns[client] = struct{}{}
 		p.conns[upstream] = struct{}{}
 		p.mu.Unlock()
