@@ -117,16 +117,24 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := podnet.RequireRoot(); err != nil {
 		return fmt.Errorf("lb: addresses on lo: %w", err)
 	}
-	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
-	svcInf := factory.Core().V1().Services()
-	sliceInf := factory.Discovery().V1().EndpointSlices()
-	c := &controller{
+	return newController(cfg, client, podnet.AddLoopback, podnet.DelLoopback).run(ctx)
+}
+
+func newController(cfg Config, client kubernetes.Interface, add, del func(context.Context, netip.Addr) error) *controller {
+	return &controller{
 		cfg: cfg, log: cfg.Log.With("component", "lb"), client: client,
-		svcs: svcInf.Lister(), slices: sliceInf.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		pool:  newPool(cfg.Pool), state: map[string]*svcState{},
-		addAddr: podnet.AddLoopback, delAddr: podnet.DelLoopback,
+		addAddr: add, delAddr: del,
 	}
+}
+
+// run watches Services and EndpointSlices and reconciles until ctx ends.
+func (c *controller) run(ctx context.Context) error {
+	factory := informers.NewSharedInformerFactory(c.client, 10*time.Minute)
+	svcInf := factory.Core().V1().Services()
+	sliceInf := factory.Discovery().V1().EndpointSlices()
+	c.svcs, c.slices = svcInf.Lister(), sliceInf.Lister()
 	defer c.queue.ShutDown()
 	enqueueSvc := func(obj any) {
 		if k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -156,7 +164,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !cache.WaitForCacheSync(ctx.Done(), svcInf.Informer().HasSynced, sliceInf.Informer().HasSynced) {
 		return ctx.Err()
 	}
-	c.log.Info("load-balancer controller running", "pool", cfg.Pool)
+	c.log.Info("load-balancer controller running", "pool", c.cfg.Pool)
 	go func() { <-ctx.Done(); c.queue.ShutDown() }()
 	for c.next(ctx) {
 	}

@@ -170,3 +170,5 @@ func TestUDPSessions(t *testing.T) {
 	}
 	require.Contains(t, []string{"a:y", "b:y"}, exchange(c1, "y"), "an expired client starts a new session")
 }
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
