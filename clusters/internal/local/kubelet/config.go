@@ -51,7 +51,7 @@ type Config struct {
 	// VolumeResync is how often Secret, ConfigMap and projected volumes of
 	// running pods are refreshed; default 10s.
 	VolumeResync time.Duration
-	// Log receives the node's log; nil discards.
+	// Log receives the node's log (give it the node name); nil discards.
 	Log *slog.Logger
 }
 

@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	logger := cfg.Log.With("node", cfg.NodeName)
+	logger := cfg.Log // the caller names the node in it (H4: node=<name>)
 	p := &provider{cfg: cfg, log: logger, obj: apiObjects{client: client}, pods: map[string]*podRuntime{},
 		capacity: corev1.ResourceList{
 			corev1.ResourceCPU:              resource.MustParse(strconv.Itoa(max(runtime.NumCPU(), 8))),

@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 func newController(cfg Config, client kubernetes.Interface, add, del func(context.Context, netip.Addr) error) *controller {
 	return &controller{
-		cfg: cfg, log: cfg.Log.With("component", "lb"), client: client,
+		cfg: cfg, log: cfg.Log, client: client,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		pool:  newPool(cfg.Pool), state: map[string]*svcState{},
 		addAddr: add, delAddr: del,
