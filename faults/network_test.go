@@ -42,7 +42,7 @@ func TestTCPLatencyOnPathAndUndo(t *testing.T) {
 		fastest = min(fastest, rtt)
 	}
 	t.Logf("TCP round trip through 100±10 ms up + 100 ms down: fastest %v", fastest)
-	require.GreaterOrEqual(t, fastest, 190*time.Millisecond)
+	require.GreaterOrEqual(t, fastest, 185*time.Millisecond, "at least 90 ms up + 100 ms down, minus clock slack")
 	require.NotEqual(t, c.Pod, echo.lastPeer(), "during the fault the proxy, not the pod, dials the LB")
 	require.Len(t, rec.Active(), 1)
 

@@ -71,7 +71,7 @@ func TestLatencyMeasured(t *testing.T) {
 		min = minDur(min, d)
 		t.Logf("round trip through 80±10 ms each way: %v", d)
 	}
-	require.GreaterOrEqual(t, min, 140*time.Millisecond)
+	require.GreaterOrEqual(t, min, 135*time.Millisecond, "at least 70 ms each way, minus clock slack")
 
 	// Undo: removing the toxics restores a fast path on the same connection.
 	require.NoError(t, p.RemoveToxic("latency_upstream"))
