@@ -55,10 +55,9 @@ func TestTCPLatencyOnPathAndUndo(t *testing.T) {
 	conn, err = dialFrom(c.PodNetns, lb, 10*time.Second)
 	require.NoError(t, err)
 	defer conn.Close()
-	rtt, err := echoRTT(conn, 10*time.Second)
+	_, err = echoRTT(conn, 10*time.Second)
 	require.NoError(t, err)
-	require.Less(t, rtt, 190*time.Millisecond)
-	require.Equal(t, c.Pod, echo.lastPeer(), "after undo the path is direct again")
+	require.Equal(t, c.Pod, echo.lastPeer(), "after undo the path is direct again (no proxy, no toxics)")
 }
 
 func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
