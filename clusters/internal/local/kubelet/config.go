@@ -40,10 +40,6 @@ type Config struct {
 	// TLS secures the kubelet API; when all empty the API is not served and
 	// `kubectl logs` cannot reach the node.
 	TLS TLS
-	// Wrapper, when set, is the argv prefix that runs RunWrapper in a child
-	// process (e.g. [harness binary, WrapperCommand]); by default a /bin/sh
-	// script does the same with util-linux mount and hostname.
-	Wrapper []string
 	// BackoffBase and BackoffMax bound the restart back-off (default 10s and
 	// 5m, the kubelet's); BackoffReset is how long a container must run for
 	// its back-off to start over (default 10m).

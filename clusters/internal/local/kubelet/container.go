@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -226,22 +225,13 @@ func containerID(uid types.UID, c *ctrState) string {
 	return fmt.Sprintf("nvcf://%s/%s/%d", uid, c.spec.Name, c.instance)
 }
 
-// command builds `ip netns exec <netns> <wrapper> <launch JSON>` in a new
+// command builds `ip netns exec <netns> /bin/sh -c <shellWrapper> …` in a new
 // UTS namespace and process group; the process dies with the agent.
 func (k *provider) command(netns string, l *launch) (*exec.Cmd, error) {
 	if netns == "" {
 		return nil, errors.New("pod has no network namespace")
 	}
-	args := []string{"netns", "exec", netns}
-	if len(k.cfg.Wrapper) == 0 {
-		args = append(args, shellArgs(l)...)
-	} else {
-		spec, err := json.Marshal(l)
-		if err != nil {
-			return nil, err
-		}
-		args = append(append(args, k.cfg.Wrapper...), string(spec))
-	}
+	args := append([]string{"netns", "exec", netns}, shellArgs(l)...)
 	cmd := exec.Command("ip", args...)
 	cmd.Env = l.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{

@@ -12,8 +12,8 @@
 // in a new UTS namespace. `ip netns exec` enters the pod's network
 // namespace, creates a private mount namespace and bind-mounts
 // /etc/netns/<netns>/{resolv.conf,hosts}; the wrapper (a fixed sh script
-// using util-linux mount and hostname, or RunWrapper in Go when
-// Config.Wrapper names a binary that dispatches WrapperCommand) then bind-mounts the pod folder's volume directories at their mountPaths,
+// using util-linux mount and hostname, so any binary embedding the kubelet
+// can start containers) then bind-mounts the pod folder's volume directories at their mountPaths,
 // sets the pod's hostname in a private UTS namespace and execs the image's
 // binary. So /var/run/secrets/kubernetes.io/serviceaccount and
 // /etc/nvcf/... resolve unchanged, each pod seeing its own contents. The

@@ -10,23 +10,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// launch is what the container wrapper does in the pod's namespaces:
-// bind-mount Mounts, set Hostname, change to Dir and exec Argv. It travels
-// to the wrapper as JSON in one argument.
+// launch is what the container wrapper (shellWrapper) does in the pod's
+// namespaces: bind-mount Mounts, set Hostname, change to Dir and exec Argv
+// with Env.
 type launch struct {
-	Hostname string   `json:"hostname,omitempty"`
-	Mounts   []mount  `json:"mounts,omitempty"`
-	Dir      string   `json:"dir,omitempty"`
-	Argv     []string `json:"argv"`
-	// Env is not sent: the wrapper inherits the process environment.
-	Env []string `json:"-"`
+	Hostname string
+	Mounts   []mount
+	Dir      string
+	Argv     []string
+	Env      []string
 }
 
 // mount is one bind mount of a host path at a path the container expects.
 type mount struct {
-	Source   string `json:"source"`
-	Target   string `json:"target"`
-	ReadOnly bool   `json:"readOnly,omitempty"`
+	Source   string
+	Target   string
+	ReadOnly bool
 }
 
 // buildLaunch translates one container of a pod into a process: the

@@ -4,11 +4,16 @@ import (
 	"strconv"
 )
 
-// shellWrapper is the default container wrapper: the same steps as
-// RunWrapper, done by /bin/sh with util-linux mount and hostname, so that
-// any binary embedding the kubelet (the harness, a test) can start
-// containers without a hidden role of its own. Paths travel as positional
-// parameters, never inside the script, so no quoting can go wrong.
+// shellWrapper is the container wrapper, run by `ip netns exec` inside the
+// pod's network namespace and a private mount namespace: it keeps its
+// mounts private, bind-mounts each volume (creating an empty directory or
+// file as the mount point, read-only when asked), sets the hostname (the
+// kubelet started it in a new UTS namespace), changes directory and execs
+// the container's binary, which keeps the pid. It is /bin/sh with
+// util-linux mount and hostname, so any binary embedding the kubelet (the
+// harness, a test) can start containers without a hidden role of its own.
+// Paths travel as positional parameters, never inside the script, so no
+// quoting can go wrong.
 const shellWrapper = `set -e
 mount --make-rprivate /
 n=$1; shift
