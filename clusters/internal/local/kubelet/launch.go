@@ -14,18 +14,19 @@ import (
 // namespaces: bind-mount Mounts, set Hostname, change to Dir and exec Argv
 // with Env.
 type launch struct {
-	Hostname string
-	Mounts   []mount
-	Dir      string
-	Argv     []string
-	Env      []string
+	Hostname string   `json:"hostname,omitempty"`
+	Mounts   []mount  `json:"mounts,omitempty"`
+	Dir      string   `json:"dir,omitempty"`
+	Argv     []string `json:"argv"`
+	// Env is not sent to RunWrapper: it inherits the process environment.
+	Env []string `json:"-"`
 }
 
 // mount is one bind mount of a host path at a path the container expects.
 type mount struct {
-	Source   string
-	Target   string
-	ReadOnly bool
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
 // buildLaunch translates one container of a pod into a process: the
