@@ -16,6 +16,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KUBELET_TEST_ROLE") == "serve" {
 		os.Exit(serve())
 	}
+	if len(os.Args) > 1 && os.Args[1] == WrapperCommand {
+		err := RunWrapper(os.Args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
