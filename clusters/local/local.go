@@ -12,7 +12,6 @@ import (
 	ilocal "github.com/nvcf/conformance/clusters/internal/local"
 	"github.com/nvcf/conformance/clusters/internal/local/agent"
 	"github.com/nvcf/conformance/clusters/internal/local/binaries"
-	"github.com/nvcf/conformance/clusters/internal/local/kubelet"
 )
 
 // Options configure the provider; see the fields' documentation in
@@ -38,11 +37,6 @@ const HostnamesAnnotation = ilocal.HostnamesAnnotation
 // CacheDir is where binaries are built and cached
 // ($XDG_CACHE_HOME/nvcf-harness, default ~/.cache/nvcf-harness).
 func CacheDir() string { return binaries.DefaultCacheDir() }
-
-// RunContainer is the body of the hidden `harness __container` command:
-// the process kubelet's container wrapper, run inside a pod's namespaces.
-// It returns only on failure.
-func RunContainer(args []string) error { return kubelet.RunWrapper(args) }
 
 // Binaries are the paths of the control-plane binaries.
 type Binaries = binaries.Set

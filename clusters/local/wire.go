@@ -5,6 +5,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters/internal/local/agent"
 	"github.com/nvcf/conformance/clusters/internal/local/kubelet"
+	"github.com/nvcf/conformance/clusters/internal/local/lb"
 )
 
 // runNode runs one node's process kubelet.
@@ -19,6 +20,7 @@ func runNode(ctx context.Context, n agent.Node) error {
 
 // runLB runs the cluster's load-balancer controller.
 func runLB(ctx context.Context, l agent.LB) error {
-	<-ctx.Done()
-	return nil
+	return lb.Run(ctx, lb.Config{
+		Kubeconfig: l.Kubeconfig, Context: l.Context, ClusterIndex: l.ClusterIndex, DNS: l.DNS, Log: l.Log,
+	})
 }

@@ -68,14 +68,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		}
 	})
 
-	start = time.Now()
-	env, err := p.Up(ctx, spec, clusters.WithProgress(progress))
-	if errors.Is(err, local.ErrOtherRunning) {
-		t.Skipf("e2e: %v", err)
-	}
-	require.NoError(t, err)
-	t.Logf("BENCH bring-up of two clusters (1+2 nodes): %s", time.Since(start).Round(10*time.Millisecond))
-
+	env := upWhenFree(ctx, t, p, spec, progress)
 	t.Run("second up reuses", func(t *testing.T) {
 		start := time.Now()
 		again, err := p.Up(ctx, spec)
@@ -146,7 +139,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		ci, _ := st.Cluster("e2e-a")
 		require.NotEmpty(t, ci.LoadBalancers)
 		require.Contains(t, ci.LoadBalancers[0].Hostnames, lbHost)
-		client := b.waitPods(ctx, t, "app="+depName, 1)[0]
+		client := b.waitPods(ctx, t, "app="+depName, 3)[0]
 		netns := podnet.NetnsName("e2e-b", string(client.UID))
 		url := fmt.Sprintf("http://%s:%d/v1/models", lbHost, echoPort)
 		self, err := os.Executable()
@@ -167,6 +160,29 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 			t.Logf("BENCH RSS of cluster %s control plane + CoreDNS: %d MiB", c.Name, clusterRSS(t, envName, c.Name)>>20)
 		}
 	})
+}
+
+// upWhenFree brings spec up, waiting while another environment (another
+// test package's, under `go test ./...`) holds the machine's address plan.
+func upWhenFree(ctx context.Context, t *testing.T, p *local.Provider, spec clusters.Spec, progress testWriter) *clusters.Environment {
+	waitUntil := time.Now().Add(20 * time.Minute)
+	for {
+		start := time.Now()
+		env, err := p.Up(ctx, spec, clusters.WithProgress(progress))
+		if err == nil {
+			t.Logf("BENCH bring-up of two clusters (1+2 nodes): %s", time.Since(start).Round(10*time.Millisecond))
+			return env
+		}
+		if !errors.Is(err, local.ErrOtherRunning) || time.Now().After(waitUntil) {
+			require.NoError(t, err)
+		}
+		t.Logf("waiting: %v", err)
+		select {
+		case <-ctx.Done():
+			require.NoError(t, ctx.Err())
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 // TestHelperDial is not a test: the e2e test runs this binary inside a pod's

@@ -80,7 +80,7 @@ func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := podnet.RequireRoot(); err != nil {
 		return nil, err
 	}
-	unlock, err := state.Lock(p.o.StateRoot)
+	unlock, err := state.Lock(ctx, p.o.StateRoot, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 
 // Down implements clusters.Provider.
 func (p *Provider) Down(ctx context.Context, name string) error {
-	unlock, err := state.Lock(p.o.StateRoot)
+	unlock, err := state.Lock(ctx, p.o.StateRoot, nil)
 	if err != nil {
 		return err
 	}

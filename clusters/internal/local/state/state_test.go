@@ -1,10 +1,13 @@
 package state
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,13 +50,28 @@ func TestLockExcludesOtherProcess(t *testing.T) {
 		t.Skip("flock(1) not installed (util-linux)")
 	}
 	root := t.TempDir()
-	unlock, err := Lock(root)
+	unlock, err := Lock(context.Background(), root, nil)
 	require.NoError(t, err)
 	err = exec.Command("flock", "-n", filepath.Join(root, "lock"), "true").Run()
 	require.Error(t, err, "a second process took the held lock")
 	unlock()
 	require.NoError(t, exec.Command("flock", "-n", filepath.Join(root, "lock"), "true").Run())
-	unlock2, err := Lock(root)
+	unlock2, err := Lock(context.Background(), root, nil)
 	require.NoError(t, err)
 	unlock2()
+}
+
+// A second Lock in the same process (another open file description) waits
+// and gives up when its context ends.
+func TestLockWaitsUntilContextEnds(t *testing.T) {
+	root := t.TempDir()
+	unlock, err := Lock(context.Background(), root, nil)
+	require.NoError(t, err)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var progress strings.Builder
+	_, err = Lock(ctx, root, &progress)
+	require.ErrorIs(t, err, ErrLocked)
+	require.Contains(t, progress.String(), "waiting for another harness command")
 }
