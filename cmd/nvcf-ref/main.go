@@ -25,6 +25,10 @@ type role struct {
 func roles() []role {
 	return []role{
 		echoRole(),
+		stargateRole(),
+		routerRole(),
+		ingressRole(),
+		pylonRole(),
 	}
 }
 

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/nvcf/conformance/fixtures/pylon"
+)
+
+// pylonRole is `nvcf-ref pylon`; flags and environment variables are listed in fixtures/README.md.
+func pylonRole() role {
+	return role{name: "pylon", summary: "worker agent: watches Stargates and registers with each", run: runPylon}
+}
+
+func runPylon(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg, err := pylon.ParseConfig(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "pylon")
+	return pylon.Run(ctx, cfg, log)
+}

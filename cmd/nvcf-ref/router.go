@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/nvcf/conformance/fixtures/router"
+)
+
+// routerRole is `nvcf-ref router`; flags and environment variables are listed in fixtures/README.md.
+func routerRole() role {
+	return role{name: "router", summary: "backend router: routes gRPC streams to the Stargate pod named by :authority", run: runRouter}
+}
+
+func runRouter(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg, err := router.ParseConfig(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "router")
+	return router.Run(ctx, cfg, log)
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/nvcf/conformance/fixtures/stargate"
+)
+
+// stargateRole is `nvcf-ref stargate`; flags and environment variables are listed in fixtures/README.md.
+func stargateRole() role {
+	return role{name: "stargate", summary: "Stargate control plane: registry, WatchStargates, peer discovery (gRPC 50071 h2c)", run: runStargate}
+}
+
+func runStargate(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg, err := stargate.ParseConfig(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "stargate")
+	return stargate.Run(ctx, cfg, log)
+}
