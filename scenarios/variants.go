@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,25 +45,30 @@ func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context
 }
 
 // PylonOutcome waits until the Pylon called name either holds a healthy
-// registration with some advertised Stargate (nil) or reports a refusal
-// for a non-transient reason (an error carrying it). At the deadline it
-// returns the last transient reason seen, or reason.Timeout.
+// registration with some Stargate (nil) or refuses for a non-transient
+// reason: reported in its /status, or, when the process refused to start
+// at all, named in its container's termination message. At the deadline
+// it returns the last transient reason seen, or reason.Timeout.
 func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) error {
-	var last error
+	var last, decided error
 	err := e.Eventually(ctx, "pylon "+name+" to register or refuse", d, func(ctx context.Context) error {
 		doc, err := e.PylonStatus(ctx, name)
 		if err != nil {
+			if exit := e.pylonExit(ctx, name); exit != nil {
+				decided = exit
+				return nil
+			}
 			last = err
 			return err
 		}
 		if r := doc.Failure(); r != reason.None {
-			return nil // decided: refused
+			decided = reason.Wrap(r, fmt.Errorf("pylon %s refused with reason %q: %s", name, r, doc))
+			return nil
 		}
 		for _, suffix := range e.IdentitySuffixes() {
-			for _, entry := range doc.Entries(suffix) {
-				if Healthy(entry) {
-					return nil // decided: registered
-				}
+			if slices.ContainsFunc(doc.Entries(suffix), Healthy) {
+				decided = nil
+				return nil
 			}
 		}
 		rs := doc.Reasons()
@@ -69,18 +78,40 @@ func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) er
 		}
 		return last
 	})
+	if err == nil {
+		return decided
+	}
+	if r := reason.Of(last); r == reason.Unknown || r == reason.None {
+		return reason.Wrap(reason.Timeout, err)
+	}
+	return fmt.Errorf("%w (%w)", last, err)
+}
+
+// pylonExit reports a Pylon container that ended (or ended before its
+// current restart) with a non-zero code: a refusal to start. The reason is
+// the one its termination message names, else reason.Unknown.
+func (e *Env) pylonExit(ctx context.Context, name string) error {
+	cs, err := e.Kube(e.Workers())
 	if err != nil {
-		if reason.Of(last) == reason.Unknown || last == nil {
-			return reason.Wrap(reason.Timeout, err)
+		return nil
+	}
+	pods, err := cs.CoreV1().Pods(e.Deployed.Namespace).List(ctx, metav1.ListOptions{LabelSelector: manifests.InstanceLabel + "=" + name})
+	if err != nil {
+		return nil
+	}
+	for _, p := range pods.Items {
+		for _, st := range p.Status.ContainerStatuses {
+			if st.Name != manifests.PylonName {
+				continue
+			}
+			for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
+				if t == nil || t.ExitCode == 0 {
+					continue
+				}
+				return reason.Wrap(reasonIn(t.Message), fmt.Errorf("pylon %s (pod %s) exited with code %d after %d restarts, before serving /status: %q",
+					name, p.Name, t.ExitCode, st.RestartCount, strings.TrimSpace(t.Message)))
+			}
 		}
-		return fmt.Errorf("%w (%w)", last, err)
-	}
-	doc, err := e.PylonStatus(ctx, name)
-	if err != nil {
-		return err
-	}
-	if r := doc.Failure(); r != reason.None {
-		return reason.Wrap(r, fmt.Errorf("pylon %s refused with reason %q: %s", name, r, doc))
 	}
 	return nil
 }

@@ -155,7 +155,9 @@ func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost strin
 // reasonIn finds a known reason named in a termination message.
 func reasonIn(msg string) reason.Reason {
 	for _, r := range []reason.Reason{reason.SchemeRequired, reason.InsecureRefused, reason.NoTrust,
-		reason.UnknownAuthority, reason.HostnameMismatch, reason.Expired, reason.PlaintextToTLS} {
+		reason.UnknownAuthority, reason.HostnameMismatch, reason.Expired, reason.PlaintextToTLS,
+		reason.BadCertificate, reason.InvalidAuthority, reason.BadToken, reason.ClientCertRequired,
+		reason.UntrustedClientCert, reason.UnknownSNI} {
 		if strings.Contains(msg, string(r)) {
 			return r
 		}
