@@ -22,7 +22,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var o harnessrun.Options
 	fs.StringVar(&o.Topology, "topology", "topologies/default.yaml", "topology file")
 	fs.StringVar(&o.Artifacts, "artifacts", "_artifacts", "folder for junit.xml, summary.md and per-case evidence")
-	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see `harness list`)")
+	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see: harness list)")
 	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers to run (tls, authority, discovery, watch, registration, quic, invocation, resilience)")
 	fs.StringVar(&o.Labels, "label", "", "comma-separated labels; a scenario runs when it carries one of them")
 	fs.StringVar(&o.Workloads, "workload", "", "comma-separated workload kinds (statefulset, deployment, mixed)")
