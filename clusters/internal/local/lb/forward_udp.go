@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -13,7 +15,10 @@ import (
 // session with its own upstream socket connected to one backend (chosen
 // round-robin when the session starts), so a QUIC connection stays on one
 // backend; replies go back from the listening address. Sessions idle for
-// longer than idle are closed.
+// longer than idle are closed. A client IP keeps its backend across source
+// ports (affinity, also expiring after idle), so a QUIC client whose port
+// changes (NAT rebinding, connection migration) still reaches the server
+// that holds its connection.
 type udpForwarder struct {
 	pc   *net.UDPConn
 	be   backends
@@ -24,6 +29,12 @@ type udpForwarder struct {
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*udpSession
+	affinity map[netip.Addr]affinity
+}
+
+type affinity struct {
+	backend netip.AddrPort
+	last    time.Time
 }
 
 type udpSession struct {
@@ -47,7 +58,7 @@ func listenUDP(addr netip.AddrPort, idle time.Duration, log *slog.Logger) (*udpF
 	if err != nil {
 		return nil, err
 	}
-	f := &udpForwarder{pc: pc, idle: idle, log: log, stop: make(chan struct{}), sessions: map[netip.AddrPort]*udpSession{}}
+	f := &udpForwarder{pc: pc, idle: idle, log: log, stop: make(chan struct{}), sessions: map[netip.AddrPort]*udpSession{}, affinity: map[netip.Addr]affinity{}}
 	f.wg.Add(2)
 	go f.serve()
 	go f.janitor()
@@ -85,10 +96,13 @@ func (f *udpForwarder) session(client netip.AddrPort) *udpSession {
 	if s, ok := f.sessions[client]; ok {
 		return s
 	}
-	backend, ok := f.be.pick()
-	if !ok {
+	backend, ok := netip.AddrPort{}, false
+	if a, hit := f.affinity[client.Addr()]; hit && slices.Contains(f.be.get(), a.backend) {
+		backend, ok = a.backend, true
+	} else if backend, ok = f.be.pick(); !ok {
 		return nil
 	}
+	f.affinity[client.Addr()] = affinity{backend: backend, last: time.Now()}
 	up, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(backend))
 	if err != nil {
 		f.log.Debug("udp dial backend", "backend", backend, "err", err)
@@ -108,19 +122,13 @@ func (f *udpForwarder) replies(s *udpSession) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := s.up.Read(buf)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			continue // ICMP port unreachable: the backend may come back
+		}
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
-				// ICMP port unreachable and the like: keep the session; the
-				// janitor ends it when idle.
-				select {
-				case <-f.stop:
-					return
-				default:
-				}
-				if ne, ok := err.(net.Error); ok && ne.Timeout() {
-					continue
-				}
-				continue
+				f.log.Debug("udp session ends", "client", s.client, "backend", s.backend, "err", err)
+				f.drop(s)
 			}
 			return
 		}
@@ -131,7 +139,17 @@ func (f *udpForwarder) replies(s *udpSession) {
 	}
 }
 
-// janitor closes idle sessions.
+// drop ends session s (if it is still the client's).
+func (f *udpForwarder) drop(s *udpSession) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sessions[s.client] == s {
+		delete(f.sessions, s.client)
+	}
+	_ = s.up.Close()
+}
+
+// janitor closes idle sessions and forgets stale affinities.
 func (f *udpForwarder) janitor() {
 	defer f.wg.Done()
 	t := time.NewTicker(max(f.idle/4, 10*time.Millisecond))
@@ -142,10 +160,18 @@ func (f *udpForwarder) janitor() {
 			return
 		case <-t.C:
 			f.mu.Lock()
+			live := map[netip.Addr]bool{}
 			for k, s := range f.sessions {
 				if s.idleFor() > f.idle {
 					_ = s.up.Close()
 					delete(f.sessions, k)
+				} else {
+					live[k.Addr()] = true
+				}
+			}
+			for ip, a := range f.affinity {
+				if !live[ip] && time.Since(a.last) > f.idle {
+					delete(f.affinity, ip)
 				}
 			}
 			f.mu.Unlock()

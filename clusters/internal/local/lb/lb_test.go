@@ -148,11 +148,14 @@ func TestUDPSessions(t *testing.T) {
 		require.NoError(t, err)
 		return string(buf[:n])
 	}
-	c1, err := net.Dial("udp", f.addr().String())
-	require.NoError(t, err)
+	dial := func(from string) net.Conn {
+		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(from)), net.UDPAddrFromAddrPort(f.addr()))
+		require.NoError(t, err)
+		return c
+	}
+	c1 := dial("127.0.0.1:0")
 	defer c1.Close()
-	c2, err := net.Dial("udp", f.addr().String())
-	require.NoError(t, err)
+	c2 := dial("127.0.0.2:0")
 	defer c2.Close()
 
 	first := exchange(c1, "1")
@@ -162,6 +165,11 @@ func TestUDPSessions(t *testing.T) {
 	second := exchange(c2, "2")
 	require.NotEqual(t, first[:1], second[:1], "a new client goes to the next backend")
 	require.Equal(t, 2, f.sessionCount())
+
+	rebound := dial("127.0.0.1:0") // same client IP, new port: NAT rebinding
+	defer rebound.Close()
+	require.Equal(t, first[:2]+"r", exchange(rebound, "r"), "a client IP keeps its backend across ports")
+	require.Equal(t, 3, f.sessionCount())
 
 	deadline := time.Now().Add(5 * time.Second)
 	for f.sessionCount() > 0 {
