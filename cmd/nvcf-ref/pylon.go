@@ -15,10 +15,11 @@ func pylonRole() role {
 }
 
 func runPylon(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg, err := pylon.ParseConfig(args, os.Getenv)
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "pylon")
+	ext := pylon.NewTunnel(log)
+	cfg, err := pylon.ParseConfig(args, os.Getenv, ext.Flags)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "pylon")
-	return pylon.Run(ctx, cfg, log)
+	return pylon.Run(ctx, cfg, log, ext.Addon)
 }

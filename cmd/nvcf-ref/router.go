@@ -15,10 +15,11 @@ func routerRole() role {
 }
 
 func runRouter(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg, err := router.ParseConfig(args, os.Getenv)
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "router")
+	ext := router.NewQUIC(log)
+	cfg, err := router.ParseConfig(args, os.Getenv, ext.Flags)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "router")
-	return router.Run(ctx, cfg, log)
+	return router.Run(ctx, cfg, log, ext.Addon)
 }

@@ -15,10 +15,11 @@ func stargateRole() role {
 }
 
 func runStargate(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg, err := stargate.ParseConfig(args, os.Getenv)
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "stargate")
+	ext := stargate.NewTunnel(log)
+	cfg, err := stargate.ParseConfig(args, os.Getenv, ext.Flags)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "stargate")
-	return stargate.Run(ctx, cfg, log)
+	return stargate.Run(ctx, cfg, log, ext.Addon)
 }
