@@ -34,6 +34,9 @@ func TestDocReadsByValue(t *testing.T) {
 	require.False(t, stillHealthy(d, "stargate-1.sg.region-a.nvcf.test"), "backoff with a reason is not healthy")
 	require.True(t, stillHealthy(d, "quic.region-a.nvcf.test"), "the tunnel through the relay is connected")
 	require.True(t, stillHealthy(d, "stargate.region-b.nvcf.test"), "the remote watch is watching")
+	require.True(t, connectedVia(d, "quic.region-a.nvcf.test"))
+	require.False(t, connectedVia(doc(t, `{"registrations": [{"reverse_tunnel_pylon_dial_addr": "quic.region-a.nvcf.test:50072", "state": "registered"}]}`), "quic.region-a.nvcf.test"),
+		"a registration naming the tunnel's address is not a connected tunnel")
 	require.Equal(t, []reason.Reason{reason.Timeout}, d.Reasons())
 	require.Equal(t, reason.None, d.Failure(), "timeout is transient")
 
