@@ -12,6 +12,7 @@ import (
 	ilocal "github.com/nvcf/conformance/clusters/internal/local"
 	"github.com/nvcf/conformance/clusters/internal/local/agent"
 	"github.com/nvcf/conformance/clusters/internal/local/binaries"
+	"github.com/nvcf/conformance/clusters/internal/local/podnet"
 )
 
 // Options configure the provider; see the fields' documentation in
@@ -47,3 +48,9 @@ type Binaries = binaries.Set
 func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
 	return binaries.Ensure(ctx, binaries.Options{Progress: progress})
 }
+
+// Purge removes every network object of the embedded provider on this
+// machine, whichever run made it: network namespaces nvcf-*, links
+// nvcfbr*/nvcfv*, the nftables tables inet nvcf_harness and inet
+// nvcf_faults, and the harness's addresses on lo. `harness down --purge`.
+func Purge(ctx context.Context, log *slog.Logger) error { return podnet.Cleanup(ctx, log) }

@@ -19,6 +19,7 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	topo := fs.String("topology", "", "topology file whose environment to stop")
 	name := fs.String("name", "", "environment name (default: every environment with state)")
+	purge := fs.Bool("purge", false, "also remove every nvcf-* network namespace, nvcfbr*/nvcfv* link and harness nftables table on the machine, whoever made it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -27,11 +28,18 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("down: %w", err)
 	}
+	var errs []error
+	if *purge {
+		defer func() {
+			if err := local.Purge(ctx, nil); err != nil {
+				fmt.Fprintf(stderr, "harness: down --purge: %v\n", err)
+			}
+		}()
+	}
 	if len(names) == 0 {
 		fmt.Fprintln(stdout, "nothing is up")
 		return nil
 	}
-	var errs []error
 	for _, n := range names {
 		if err := p.Down(ctx, n); err != nil {
 			errs = append(errs, err)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/internal/local/podnet"
+	"github.com/nvcf/conformance/clusters/internal/local/agent"
 	"github.com/nvcf/conformance/clusters/internal/local/proc"
 	"github.com/nvcf/conformance/clusters/internal/local/state"
 )
@@ -21,9 +21,9 @@ func agentAlive(st *state.State) bool {
 
 // stop ends environment name: SIGTERM to a live agent (which tears down in
 // order) and a wait for it; then, whether it was alive or not, every
-// recorded process that is still ours is killed, the pod network (netns,
-// bridges, nft tables, lo addresses) is removed and the state folder is
-// deleted except its logs.
+// recorded process that is still ours is killed, the environment's pod
+// network (its namespaces, bridges, lo addresses; the nft table with the
+// last bridge) is removed and the state folder is deleted except its logs.
 func (p *Provider) stop(ctx context.Context, name string, st *state.State, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -46,7 +46,7 @@ func (p *Provider) stop(ctx context.Context, name string, st *state.State, log *
 		}
 		errs = append(errs, err)
 	}
-	errs = append(errs, podnet.Cleanup(ctx, log), state.RemoveExceptLogs(p.dir(name)))
+	errs = append(errs, agent.CleanupEnvironment(ctx, p.dir(name), st.Spec, log), state.RemoveExceptLogs(p.dir(name)))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop environment %q (agent pid %s): %w", name, strconv.Itoa(st.AgentPID), err)
 	}

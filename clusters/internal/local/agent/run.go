@@ -139,7 +139,7 @@ func (a *agent) record(ps ...state.Process) error {
 // teardown stops everything in order and removes the state folder but its
 // logs: nodes and load balancers first (their pods get their grace
 // period), then each control plane (API server before etcd), the bridges,
-// the external DNS, and whatever a previous run left.
+// the external DNS, and whatever else of this environment is left.
 func (a *agent) teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -154,7 +154,7 @@ func (a *agent) teardown() error {
 	if a.dns != nil {
 		errs = append(errs, a.dns.Close())
 	}
-	errs = append(errs, podnet.Cleanup(ctx, a.log))
+	errs = append(errs, CleanupEnvironment(ctx, a.dir, a.cfg.Spec, a.log))
 	errs = append(errs, state.RemoveExceptLogs(a.dir))
 	err := errors.Join(errs...)
 	if err != nil {
