@@ -125,7 +125,7 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 		return -1, r.waiting(c, "CreateContainerError", err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := startPinned(cmd); err != nil {
 		return -1, r.waiting(c, "RunContainerError", err)
 	}
 	exited := make(chan struct{})
