@@ -11,6 +11,7 @@ import (
 	"github.com/nvcf/conformance/clusters/internal/local/controlplane"
 	"github.com/nvcf/conformance/clusters/internal/local/plan"
 	"github.com/nvcf/conformance/clusters/internal/local/podnet"
+	"github.com/nvcf/conformance/clusters/internal/local/proc"
 	"github.com/nvcf/conformance/clusters/internal/local/state"
 )
 
@@ -59,6 +60,7 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	var ps []state.Process
 	for _, p := range c.cp.Processes() {
 		ps = append(ps, state.Process{Name: p.Name, PID: p.PID(), Marker: p.Marker})
+		go a.watch(p)
 	}
 	if err := a.record(ps...); err != nil {
 		return err
@@ -116,4 +118,16 @@ func (c *cluster) stop(ctx context.Context) error {
 		errs = append(errs, c.net.Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// watch logs a control-plane process that exits while the agent is not
+// stopping, naming its log: the cluster is then broken and `harness up
+// --recreate` (or down and up) replaces it.
+func (a *agent) watch(p *proc.Process) {
+	<-p.Done()
+	if a.stopping.Load() {
+		return
+	}
+	a.log.Error("a control-plane process exited; the cluster is broken until it is recreated",
+		"process", p.Name, "pid", p.PID(), "err", p.Err(), "log", p.Log)
 }

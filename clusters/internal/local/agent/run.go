@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nvcf/conformance/clusters/internal/local/controlplane"
@@ -25,6 +26,8 @@ type agent struct {
 	notify *notifier
 	dns    *extdns.Server
 	hooks  Hooks
+	// stopping is set once teardown begins (process exits are expected then).
+	stopping atomic.Bool
 
 	mu       sync.Mutex
 	st       *state.State
@@ -141,6 +144,7 @@ func (a *agent) record(ps ...state.Process) error {
 // period), then each control plane (API server before etcd), the bridges,
 // the external DNS, and whatever else of this environment is left.
 func (a *agent) teardown() error {
+	a.stopping.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	errs := make([]error, len(a.clusters), len(a.clusters)+3)
