@@ -28,7 +28,7 @@ while [ "$n" -gt 0 ]; do
 	if [ "$ro" = 1 ]; then mount -o remount,bind,ro "$tgt"; fi
 	n=$((n-1))
 done
-if [ -n "$1" ]; then hostname "$1"; fi
+if [ -n "$1" ]; then hostname "$1" || echo "nvcf-container: could not set hostname $1" >&2; fi
 cd "$2"
 shift 2
 exec "$@"
