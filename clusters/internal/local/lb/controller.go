@@ -208,9 +208,12 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	}
 	isLB := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
 	if isLB {
+		// Keep the address after an agent restart; else honour a requested one.
 		var prefer netip.Addr
 		if in := svc.Status.LoadBalancer.Ingress; len(in) > 0 {
 			prefer, _ = netip.ParseAddr(in[0].IP)
+		} else if svc.Spec.LoadBalancerIP != "" {
+			prefer, _ = netip.ParseAddr(svc.Spec.LoadBalancerIP)
 		}
 		a, err := c.pool.allocate(key, prefer)
 		if err != nil {
