@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/nvcf/conformance/clusters/internal/local"
 	"github.com/nvcf/conformance/clusters/internal/local/binaries"
 	"github.com/nvcf/conformance/clusters/internal/local/podnet"
+	"github.com/nvcf/conformance/clusters/internal/local/proc"
+	"github.com/nvcf/conformance/clusters/internal/local/state"
 )
 
 // The end-to-end test of the embedded provider: two real clusters on this
@@ -159,6 +162,33 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		for _, c := range env.Clusters {
 			t.Logf("BENCH RSS of cluster %s control plane + CoreDNS: %d MiB", c.Name, clusterRSS(t, envName, c.Name)>>20)
 		}
+	})
+
+	t.Run("the next command cleans up after a killed agent", func(t *testing.T) {
+		dir := filepath.Join(state.Root(), envName)
+		st, err := state.Load(dir)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(st.AgentPID, syscall.SIGKILL))
+		eventually(ctx, t, 10*time.Second, func() error {
+			if proc.Ours(st.AgentPID, st.Marker) {
+				return fmt.Errorf("agent %d still running", st.AgentPID)
+			}
+			return nil
+		})
+		_, err = p.Status(ctx, envName)
+		require.ErrorIs(t, err, clusters.ErrNotFound)
+		require.NoError(t, p.Down(ctx, envName))
+		for _, ps := range st.Processes {
+			require.False(t, proc.Ours(ps.PID, ps.Marker), "%s (pid %d) survived", ps.Name, ps.PID)
+		}
+		ents, _ := os.ReadDir("/run/netns")
+		for _, e := range ents {
+			require.False(t, strings.HasPrefix(e.Name(), "nvcf-e2e-"), "namespace %s survived", e.Name())
+		}
+		_, err = os.Stat(state.File(dir))
+		require.ErrorIs(t, err, os.ErrNotExist)
+		_, err = os.Stat(filepath.Join(dir, "logs", "agent.log"))
+		require.NoError(t, err, "logs are kept")
 	})
 }
 
