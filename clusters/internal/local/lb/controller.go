@@ -22,6 +22,7 @@ import (
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -310,10 +311,20 @@ func (c *controller) publish(ctx context.Context, svc *corev1.Service, st *svcSt
 	if len(in) == 1 && in[0].IP == st.lbAddr.String() {
 		return nil
 	}
-	up := svc.DeepCopy()
 	vip := corev1.LoadBalancerIPModeVIP
-	up.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: st.lbAddr.String(), IPMode: &vip}}
-	if _, err := c.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, up, metav1.UpdateOptions{}); err != nil {
+	want := []corev1.LoadBalancerIngress{{IP: st.lbAddr.String(), IPMode: &vip}}
+	up := svc.DeepCopy()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		up.Status.LoadBalancer.Ingress = want
+		_, err := c.client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, up, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) { // the lister lagged: read the latest and try again
+			if fresh, gerr := c.client.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{}); gerr == nil {
+				up = fresh.DeepCopy()
+			}
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("set load-balancer status of %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	c.log.Info("load balancer ready", "service", svc.Namespace+"/"+svc.Name, "addr", st.lbAddr, "hostnames", hosts)
