@@ -289,4 +289,3 @@ func (c *controller) listen(lk listenerKey) (listener, error) {
 	}
 	return listenTCP(lk.addr, log)
 }
-
