@@ -24,7 +24,8 @@ type ctrState struct {
 	restarts int32
 	ready    bool
 	started  bool
-	instance int // number of the current process (log file name)
+	instance int     // number of the current process (log file name)
+	launch   *launch // how the current process was started (kubectl exec reuses it)
 }
 
 func newCtrState(spec corev1.Container, isInit bool) *ctrState {
@@ -133,6 +134,7 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 	r.log.Info("container started", "container", c.spec.Name, "pid", cmd.Process.Pid, "restart", c.instance)
 
 	r.mu.Lock()
+	c.launch = l
 	c.state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
 	c.started = c.spec.StartupProbe == nil
 	c.ready = c.spec.ReadinessProbe == nil && c.started && !c.isInit

@@ -27,7 +27,8 @@
 // token from the TokenRequest API, kube-root-ca.crt, namespace), init
 // containers, readiness/liveness/startup probes (HTTP GET, TCP, exec),
 // restartPolicy with exponential back-off, graceful termination (SIGTERM,
-// grace period, SIGKILL), container logs served to `kubectl logs`.
+// grace period, SIGKILL), container logs served to `kubectl logs` (with
+// --previous, --tail, --limit-bytes, -f) and `kubectl exec` without a TTY.
 // Not supported (the pod fails with a message saying so): HTTPS probes
 // (the kubelet would skip certificate verification, which this project never
 // does), gRPC probes, hostNetwork, resource limits (not enforced).

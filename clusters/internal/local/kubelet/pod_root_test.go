@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -128,9 +129,19 @@ func TestPodsRunAsProcessesInTheirNamespaces(t *testing.T) {
 	_, err := os.Stat("/etc/nvcf/kubelet-test/tls/tls.crt")
 	require.True(t, os.IsNotExist(err), "mounts stay inside the container's mount namespace")
 
+	// kubectl exec: the command sees the container's mounts and env.
+	var out bytes.Buffer
+	attach := testAttach{out: nopCloser{&out}}
+	require.NoError(t, p.RunInContainer(ctx, "nvcf", "a", "srv",
+		[]string{"sh", "-c", "cat /etc/nvcf/kubelet-test/tls/tls.crt; echo \" $POD_IP $(hostname)\""}, attach))
+	require.Equal(t, "CERT "+a.Status.PodIP+" a\n", out.String())
+	require.Error(t, p.RunInContainer(ctx, "nvcf", "a", "srv", []string{"false"}, attach), "the exit status is reported")
+
 	// A crash restarts the container after the back-off; the log of the
 	// previous run stays readable.
-	_, _ = http.Get(base + "/crash")
+	if resp, err := http.Get(base + "/crash"); err == nil { // the server dies mid-request
+		resp.Body.Close()
+	}
 	a = waitPod(t, p, "a", "restart", func(p *corev1.Pod) bool {
 		return p.Status.ContainerStatuses[0].RestartCount == 1 && ready(p)
 	})
@@ -166,3 +177,17 @@ func TestPodsRunAsProcessesInTheirNamespaces(t *testing.T) {
 	require.NoError(t, stopCtx.Err())
 	require.True(t, strings.HasPrefix(final.Status.ContainerStatuses[0].ContainerID, "nvcf://"))
 }
+
+type nopCloser struct{ w io.Writer }
+
+func (n nopCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
+func (nopCloser) Close() error                  { return nil }
+
+// testAttach is the streams of a non-interactive `kubectl exec`.
+type testAttach struct{ out io.WriteCloser }
+
+func (a testAttach) Stdin() io.Reader            { return nil }
+func (a testAttach) Stdout() io.WriteCloser      { return a.out }
+func (a testAttach) Stderr() io.WriteCloser      { return a.out }
+func (a testAttach) TTY() bool                   { return false }
+func (a testAttach) Resize() <-chan api.TermSize { return nil }

@@ -205,11 +205,6 @@ func (k *provider) stopAll(ctx context.Context) {
 	}
 }
 
-// RunInContainer is not supported: containers are plain processes.
-func (k *provider) RunInContainer(context.Context, string, string, string, []string, api.AttachIO) error {
-	return errdefs.InvalidInput("exec is not supported by the nvcf process kubelet")
-}
-
 // AttachToContainer is not supported.
 func (k *provider) AttachToContainer(context.Context, string, string, string, api.AttachIO) error {
 	return errdefs.InvalidInput("attach is not supported by the nvcf process kubelet")
