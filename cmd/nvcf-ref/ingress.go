@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -17,6 +20,9 @@ func ingressRole() role {
 func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg, err := ingress.ParseConfig(args, os.Getenv)
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
+		}
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "ingress")

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,6 +22,9 @@ func runPylon(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ext := pylon.NewTunnel(log)
 	cfg, err := pylon.ParseConfig(args, os.Getenv, ext.Flags)
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
+		}
 		return err
 	}
 	return pylon.Run(ctx, cfg, log, ext.Addon)
