@@ -98,6 +98,8 @@ func get(t *testing.T, url string) string {
 
 func TestPodsRunAsProcessesInTheirNamespaces(t *testing.T) {
 	p, net := rootProvider(t)
+	// The empty mount point this test makes on the host (pods' contents never land there).
+	t.Cleanup(func() { _ = os.RemoveAll("/etc/nvcf/kubelet-test") })
 	obj := p.obj.(*fixedObjects)
 	obj.secrets["nvcf/tls-b"] = &corev1.Secret{Data: map[string][]byte{"tls.crt": []byte("CERT-B")}}
 	var mu sync.Mutex
