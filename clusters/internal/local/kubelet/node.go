@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	logger := cfg.Log // the caller names the node in it (H4: node=<name>)
-	p := &provider{cfg: cfg, log: logger, obj: apiObjects{client: client}, pods: map[string]*podRuntime{},
+	p := &provider{cfg: cfg, log: logger, obj: apiObjects{client: client}, client: client, pods: map[string]*podRuntime{},
 		capacity: corev1.ResourceList{
 			corev1.ResourceCPU:              resource.MustParse(strconv.Itoa(max(runtime.NumCPU(), 8))),
 			corev1.ResourceMemory:           resource.MustParse("32Gi"),

@@ -13,6 +13,9 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
@@ -22,6 +25,7 @@ type provider struct {
 	cfg      Config
 	log      *slog.Logger
 	obj      objects
+	client   kubernetes.Interface // nil in tests without an apiserver
 	capacity corev1.ResourceList
 
 	mu     sync.Mutex
@@ -103,8 +107,27 @@ func (k *provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 			delete(k.pods, key(pod.Namespace, pod.Name))
 		}
 		k.mu.Unlock()
+		k.forget(pod)
 	}()
 	return nil
+}
+
+// forget deletes a stopped pod from the API at once, as the kubelet does
+// once every container has terminated (grace 0, only this UID). Without it
+// the pod controller would leave it Terminating until its grace period ends,
+// delaying a StatefulSet's replacement by up to 30 s.
+func (k *provider) forget(pod *corev1.Pod) {
+	if k.client == nil || pod.DeletionTimestamp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	zero, uid := int64(0), pod.UID
+	err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		k.log.Warn("delete stopped pod from the API", "pod", key(pod.Namespace, pod.Name), "err", err)
+	}
 }
 
 func (k *provider) get(namespace, name string) *podRuntime {
