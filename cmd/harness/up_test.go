@@ -1,0 +1,28 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/harness/topology"
+)
+
+func TestSpecOfDefaultTopology(t *testing.T) {
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	spec := SpecOf(topo)
+	require.NoError(t, spec.Validate())
+	require.Equal(t, clusters.Spec{Name: "default", Domain: "nvcf.test", Clusters: []clusters.ClusterSpec{
+		{Name: "region-a", Nodes: 1}, {Name: "region-b", Nodes: 1}, {Name: "workers", Nodes: 1},
+	}}, spec)
+}
+
+func TestImageFlag(t *testing.T) {
+	f := imageFlag{}
+	require.NoError(t, f.Set("nvcf-ref=/opt/nvcf-ref"))
+	require.Equal(t, "/opt/nvcf-ref", f["nvcf-ref"])
+	require.Error(t, f.Set("nvcf-ref"))
+	require.Error(t, f.Set("=/x"))
+}
