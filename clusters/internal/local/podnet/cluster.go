@@ -151,6 +151,11 @@ func (c *Cluster) Close(ctx context.Context) error {
 		if err != nil && !strings.Contains(err.Error(), "No such file") {
 			errs = append(errs, err)
 		}
+		// Another environment may have made its bridge meanwhile: its
+		// policy must stay.
+		if anyBridgeLeft() {
+			errs = append(errs, installTable(ctx))
+		}
 	}
 	return errors.Join(errs...)
 }
