@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,8 +37,17 @@ func registrationScenarios() []Scenario {
 }
 
 func everyStargate(ctx context.Context, e *Env, _ Setting) error {
-	return e.Eventually(ctx, "Pylon registered with every Stargate of every region", waitConverge, func(ctx context.Context) error {
-		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+	return e.PylonRegisteredEverywhere(ctx, manifests.PylonName, waitConverge)
+}
+
+// PylonRegisteredEverywhere waits until the Pylon called name holds a
+// healthy registration with every ready Stargate of every region and no
+// registration of it is failing (after a disturbance it recovers first).
+// At the deadline the error carries the last reason Pylon reported.
+func (e *Env) PylonRegisteredEverywhere(ctx context.Context, name string, d time.Duration) error {
+	var last error
+	err := e.Eventually(ctx, "Pylon "+name+" registered with every Stargate of every region", d, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -48,15 +58,20 @@ func everyStargate(ctx context.Context, e *Env, _ Setting) error {
 			}
 			for _, p := range pods {
 				if !stillHealthy(doc, e.Identity(r, p.Name)) {
-					return fmt.Errorf("pylon holds no healthy registration with %s: %s", e.Identity(r, p.Name), doc)
+					last = fmt.Errorf("pylon %s holds no healthy registration with %s: %s", name, e.Identity(r, p.Name), doc)
+					if f := doc.Failure(); f != reason.None {
+						last = reason.Wrap(f, last)
+					}
+					return last
 				}
 			}
 		}
-		if f := doc.Failure(); f != reason.None {
-			return reason.Wrap(f, fmt.Errorf("pylon reports reason %q: %s", f, doc))
-		}
 		return nil
 	})
+	if err != nil && last != nil && reason.Of(last) != reason.Unknown {
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	return err
 }
 
 func explicitHTTPS(ctx context.Context, e *Env, _ Setting) error {

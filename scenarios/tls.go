@@ -51,7 +51,7 @@ func tlsScenarios() []Scenario {
 			Requires: Requirements{Trusts: matrix.Trusts, Profiles: matrix.Profiles},
 			Expect:   Pass,
 			Try: func(ctx context.Context, e *Env, _ Setting) error {
-				return e.PylonOutcome(ctx, manifests.PylonName, waitPylon)
+				return e.PylonRegisteredEverywhere(ctx, manifests.PylonName, waitPylon)
 			},
 		},
 		serverCertScenario("tls/wrong-root-server", pki.ServerWrongRoot, reason.UnknownAuthority,

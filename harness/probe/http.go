@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nvcf/conformance/fixtures/reason"
@@ -72,7 +73,11 @@ func (p *Prober) httpClient(t HTTPTarget) (*http.Client, *connRecord, error) {
 func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (resp *Response, err error) {
 	start := time.Now()
 	defer func() {
-		desc := fmt.Sprintf("%s %s%s %s", method, t.URL, path, t.TLS.describe())
+		sec := "plaintext"
+		if strings.HasPrefix(t.URL, "https://") {
+			sec = t.TLS.describe()
+		}
+		desc := fmt.Sprintf("%s %s%s %s", method, t.URL, path, sec)
 		if resp != nil && err == nil {
 			desc += fmt.Sprintf(" → %d", resp.Status)
 		}
