@@ -120,8 +120,13 @@ func (e *Env) Eventually(ctx context.Context, what string, d time.Duration, chec
 	defer tick.Stop()
 	var last error
 	for {
-		if last = check(ctx); last == nil {
+		err := check(ctx)
+		if err == nil {
 			return nil
+		}
+		// A check cut short by the deadline says less than the one before it.
+		if last == nil || ctx.Err() == nil {
+			last = err
 		}
 		select {
 		case <-ctx.Done():

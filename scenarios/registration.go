@@ -30,7 +30,7 @@ func registrationScenarios() []Scenario {
 		},
 		{
 			ID: "registration/rogue-ack", Layer: LayerRegistration, Labels: []string{LabelProbe},
-			Summary: "a rogue Pylon's registration is acknowledged with the named Stargate's identity as tunnel target and a UDP dial address",
+			Summary: "a rogue Pylon's registration asking for a reverse tunnel is acknowledged with the named Stargate's identity as tunnel target and a UDP dial address",
 			Expect:  Pass, Try: rogueAck,
 		},
 	}
@@ -126,10 +126,12 @@ func rogueAck(ctx context.Context, e *Env, _ Setting) error {
 	id := e.Identity(region, p.Name)
 	t := e.Ingress(region)
 	t.Authority = id
-	ack, err := registerOnce(ctx, e, t, uniqueID("rogue"))
+	reg, err := e.Probe.Register(ctx, t, rogueRegistration(uniqueID("rogue"), true))
 	if err != nil {
 		return err
 	}
+	defer reg.Close()
+	ack := reg.Ack
 	if got := hostOf(ack.GetReverseTunnelTarget()); got != id {
 		return fmt.Errorf("ack names tunnel target %q, want the identity %q", ack.GetReverseTunnelTarget(), id)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/nvcf/conformance/faults"
@@ -75,6 +76,14 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 	if err := e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge); err != nil {
 		return fmt.Errorf("before the partition: %w", err)
 	}
+	id, err := e.pylonServerID(ctx)
+	if err != nil {
+		return err
+	}
+	before, err := e.RegisteredOn(ctx, remote, id)
+	if err != nil {
+		return err
+	}
 	h, err := e.startFault(ctx, faults.Fault{
 		Name:     "partition " + e.Workers() + "<->" + remote,
 		Target:   faults.Target{From: e.Workers(), To: remote},
@@ -85,21 +94,40 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	defer h.Stop(ctx)
-	dropped := e.Eventually(ctx, "Pylon's registrations with "+remote+" to drop during the partition", 15*time.Second, func(ctx context.Context) error {
-		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+	// While the partition lasts, the remote region must lose the
+	// registration (its Stargates stop listing Pylon's inference server, or
+	// Pylon stops reporting it healthy) and the bootstrap region must not.
+	var dropped error = fmt.Errorf("the registration with %s never dropped while the partition lasted", remote)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+watch:
+	for {
+		select {
+		case <-h.Done():
+			break watch
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		on, err := e.RegisteredOn(ctx, remote, id)
 		if err != nil {
-			return err
+			continue
 		}
-		if stillHealthy(doc, e.Identity(remote, "")) {
-			return fmt.Errorf("pylon still reports a healthy registration with %s: %s", remote, doc)
+		doc, derr := e.PylonStatus(ctx, manifests.PylonName)
+		if len(on) < len(before) || (derr == nil && slices.ContainsFunc(doc.Entries(e.Identity(remote, "")), func(m map[string]any) bool { return !Healthy(m) })) {
+			dropped = nil
+			break
 		}
-		if !stillHealthy(doc, e.Identity(boot, "")) {
-			return fmt.Errorf("the partition of %s also broke the registrations with %s: %s", remote, boot, doc)
-		}
-		return nil
-	})
+	}
 	if dropped != nil {
 		return dropped
+	}
+	onBoot, err := e.RegisteredOn(ctx, boot, id)
+	if err != nil {
+		return err
+	}
+	if len(onBoot) == 0 {
+		return fmt.Errorf("the partition of %s also dropped the registration with %s", remote, boot)
 	}
 	select {
 	case <-h.Done():
@@ -110,6 +138,19 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	return e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge)
+}
+
+// pylonServerID is the inference server id the base Pylon registers.
+func (e *Env) pylonServerID(ctx context.Context) (string, error) {
+	doc, err := e.PylonStatus(ctx, manifests.PylonName)
+	if err != nil {
+		return "", err
+	}
+	m, _ := doc.v.(map[string]any)
+	if id, _ := m["inference_server_id"].(string); id != "" {
+		return id, nil
+	}
+	return "", fmt.Errorf("pylon's /status names no inference_server_id: %s", doc)
 }
 
 // pylonHealthyWith waits until Pylon holds a healthy registration with
