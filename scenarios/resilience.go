@@ -38,7 +38,7 @@ func resilienceScenarios() []Scenario {
 		},
 		{
 			ID: "resilience/partition-workers-remote", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelCrossRegion},
-			Summary:  "a 10 s partition between the workers and the remote region drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
+			Summary:  "a partition between the workers and the remote region (10 s, or three missed heartbeats and 5 s if longer) drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
 			Requires: Requirements{Workloads: independentOfWorkload},
 			Expect:   Pass, Try: partitionRemote,
 		},
@@ -84,11 +84,15 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 	if err != nil {
 		return err
 	}
+	d, err := partitionLength(ctx, e, remote)
+	if err != nil {
+		return err
+	}
 	h, err := e.startFault(ctx, faults.Fault{
 		Name:     "partition " + e.Workers() + "<->" + remote,
 		Target:   faults.Target{From: e.Workers(), To: remote},
 		Action:   faults.PartitionBetween(e.Topology.Index(e.Workers()), e.Topology.Index(remote), false),
-		Duration: 10 * time.Second,
+		Duration: d,
 	})
 	if err != nil {
 		return err
@@ -137,7 +141,39 @@ watch:
 	if err := h.Err(); err != nil {
 		return err
 	}
+	if err := e.Eventually(ctx, "the registration to return to "+remote+" after healing", waitConverge, func(ctx context.Context) error {
+		on, err := e.RegisteredOn(ctx, remote, id)
+		if err != nil {
+			return err
+		}
+		if len(on) < len(before) {
+			return fmt.Errorf("%s lists %s on %v, before the partition on %v", remote, id, on, before)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge)
+}
+
+// partitionLength is how long the partition lasts: 10 s, or longer when
+// the remote Stargates' registration heartbeat (which a rogue registration
+// reads from the x-stargate-registration-heartbeat-ms header) lets a silent
+// registration live longer, so that a drop is possible at all: three missed
+// heartbeats and 5 s more.
+func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration, error) {
+	p, err := firstPod(ctx, e, remote)
+	if err != nil {
+		return 0, err
+	}
+	t := e.Ingress(remote)
+	t.Authority = e.Identity(remote, p.Name)
+	reg, err := e.Probe.Register(ctx, t, rogueRegistration(uniqueID("heartbeat"), false))
+	if err != nil {
+		return 0, fmt.Errorf("read the heartbeat interval of %s: %w", remote, err)
+	}
+	reg.Close()
+	return max(10*time.Second, 3*reg.Heartbeat+5*time.Second), nil
 }
 
 // pylonServerID is the inference server id the base Pylon registers.
