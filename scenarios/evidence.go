@@ -127,3 +127,33 @@ func containerStates(p corev1.Pod) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// keepVariant writes the status and logs of the pods matching selector in
+// cluster (a variant about to be deleted) into the case's evidence, under
+// variant-<name>/, so a refusal can be read after the variant is gone.
+func (e *Env) keepVariant(ctx context.Context, cluster, name, selector string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	cs, err := e.Kube(cluster)
+	if err != nil {
+		return
+	}
+	ns := e.Deployed.Namespace
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(e.Evidence, "variant-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	var table strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&table, "%s %s ready=%t ip=%s %s\n", p.Name, p.Status.Phase, podReady(p), p.Status.PodIP, containerStates(p))
+		for _, c := range p.Spec.Containers {
+			e.saveLog(ctx, cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, LimitBytes: ptr(int64(maxLogBytes))}).Stream,
+				filepath.Join(dir, p.Name+"_"+c.Name+".log"))
+		}
+	}
+	_ = os.WriteFile(filepath.Join(dir, "pods.txt"), []byte(table.String()), 0o644)
+}

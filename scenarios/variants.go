@@ -37,6 +37,7 @@ func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context
 	}
 	e.Log.Info("pylon variant deployed", "name", dv.Deployment)
 	defer func() {
+		e.keepVariant(ctx, dv.Cluster, v.Name, dv.Selector)
 		if derr := e.deployer.DeletePylonVariant(context.WithoutCancel(ctx), v.Name); derr != nil {
 			err = errors.Join(err, fmt.Errorf("delete pylon variant %q: %w", v.Name, derr))
 		}

@@ -79,6 +79,7 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 		return fmt.Errorf("create Stargate variant %s in %s: %w", name, region, err)
 	}
 	defer func() {
+		e.keepVariant(ctx, region, variant, manifests.InstanceLabel+"="+name)
 		if err := del(context.WithoutCancel(ctx)); err != nil {
 			e.Log.Warn("delete Stargate variant", "pod", name, "err", err)
 		}
