@@ -99,7 +99,9 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 }
 
-// Ours reports whether pid runs a command line that contains marker.
+// Ours reports whether pid runs a command line that contains marker. For a
+// moment right after exec the kernel may show an empty command line, so a
+// process just started can read as not ours; callers check long after.
 func Ours(pid int, marker string) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return err == nil && marker != "" && strings.Contains(string(data), marker)

@@ -15,7 +15,9 @@ import (
 func TestStartOursStop(t *testing.T) {
 	p, err := Start(Spec{Name: "t/sleep", Argv: []string{"sleep", "3001"}, Log: filepath.Join(t.TempDir(), "log"), Marker: "3001"}, nil)
 	require.NoError(t, err)
-	require.True(t, Ours(p.PID(), "3001"))
+	// Right after a vfork+exec the kernel may show an empty command line
+	// for a moment (the new image's arguments are not mapped yet).
+	require.Eventually(t, func() bool { return Ours(p.PID(), "3001") }, 5*time.Second, 10*time.Millisecond)
 	require.False(t, Ours(p.PID(), "some-other-state-dir"))
 	require.NoError(t, p.Stop(5*time.Second))
 	select {
@@ -35,6 +37,7 @@ func TestStartRefusesMissingMarker(t *testing.T) {
 func TestKillChecksMarker(t *testing.T) {
 	cmd := exec.Command("sleep", "3002")
 	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return Ours(cmd.Process.Pid, "3002") }, 5*time.Second, 10*time.Millisecond)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	ctx := context.Background()
