@@ -12,6 +12,7 @@ func Catalogue() []Scenario {
 		quicScenarios(),
 		invocationScenarios(),
 		resilienceScenarios(),
+		resilienceTLSScenarios(),
 	} {
 		all = append(all, family...)
 	}

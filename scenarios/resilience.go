@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -63,7 +62,11 @@ func (e *Env) startFault(ctx context.Context, f faults.Fault) (*faults.Handle, e
 	if err != nil {
 		return nil, err
 	}
-	e.NoteFault(fmt.Sprintf("%s %s: %s (for %s, from %s)", f.Kind(), f.Target, f.Action.Describe(), f.Duration, time.Now().UTC().Format(time.RFC3339)))
+	span := "until the case's steps end"
+	if f.Duration > 0 {
+		span = "for " + f.Duration.String()
+	}
+	e.NoteFault(fmt.Sprintf("%s %s: %s (%s, from %s)", f.Kind(), f.Target, f.Action.Describe(), span, time.Now().UTC().Format(time.RFC3339)))
 	return h, nil
 }
 
@@ -209,21 +212,11 @@ func (e *Env) pylonHealthyWith(ctx context.Context, regions []string, d time.Dur
 // quicPath is the UDP path from the workers' pods to the bootstrap
 // region's QUIC relay load balancer.
 func (e *Env) quicPath() (faults.Path, error) {
-	c, ok := e.Deployed.Cluster(e.Bootstrap())
-	if !ok {
-		return faults.Path{}, fmt.Errorf("no deployment of %s", e.Bootstrap())
+	lb, err := e.loadBalancer(e.Bootstrap(), manifests.QUICService, manifests.QUICPort)
+	if err != nil {
+		return faults.Path{}, err
 	}
-	for _, lb := range c.LoadBalancers {
-		if lb.Service != manifests.QUICService || len(lb.Addresses) == 0 {
-			continue
-		}
-		a, err := netip.ParseAddr(lb.Addresses[0])
-		if err != nil {
-			return faults.Path{}, fmt.Errorf("QUIC load balancer address %q: %w", lb.Addresses[0], err)
-		}
-		return faults.PathBetween(e.Topology.Index(e.Workers()), netip.AddrPortFrom(a, manifests.QUICPort)), nil
-	}
-	return faults.Path{}, fmt.Errorf("region %s has no %s load balancer with an address", e.Bootstrap(), manifests.QUICService)
+	return faults.PathBetween(e.Topology.Index(e.Workers()), lb), nil
 }
 
 func quicLossDelay(ctx context.Context, e *Env, _ Setting) error {
