@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build test test-unit e2e generate lint deps clean
+.PHONY: all build binaries test e2e generate lint deps clean
 
 all: build
 
@@ -19,13 +19,24 @@ deps:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
+## binaries: build (once, cached) the embedded provider's pinned control plane.
+binaries:
+	$(GO) run ./cmd/harness binaries
+
+# As root the tests include the embedded provider's own end-to-end test, which
+# needs the control-plane binaries; build them first so its timeout covers
+# the test, not a cold build.
+ifeq ($(shell id -u),0)
+TEST_PREREQS := binaries
+endif
+
 ## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS).
-test: deps
+test: deps $(TEST_PREREQS)
 	@mkdir -p $(ARTIFACTS)
 	$(GO) tool gotestsum --format testname --junitfile $(ARTIFACTS)/junit-unit.xml -- -race -count=1 -timeout 20m ./...
 
 ## e2e: bring up (or reuse) the default topology on the embedded provider and run the whole matrix.
-e2e: deps build
+e2e: deps binaries build
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
 
