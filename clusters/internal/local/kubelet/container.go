@@ -170,6 +170,8 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 	}
 	if why != "" {
 		term.Message = why
+	} else {
+		term.Message = terminationMessage(&c.spec, code, logPath)
 	}
 	c.state = corev1.ContainerState{Terminated: term}
 	c.ready = false
