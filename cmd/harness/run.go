@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"strings"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
@@ -29,8 +31,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&o.Trusts, "trust", "", "comma-separated trust sources (system, bundle, grpc-override)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
+	images := fs.String("images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
+	binaries := fs.String("image-binary", "", "embedded provider: run image repository R from local binary P: R=P,… (nvcf-ref maps to the reference binary)")
 	verbose := fs.Bool("v", false, "log progress at debug level")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Images, err = parseImages(*images); err != nil {
+		return err
+	}
+	imageMap, err := parseImageBinaries(*binaries)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -42,11 +54,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
-	p, err := runProvider(o.Logger)
-	if err != nil {
-		return err
-	}
-	o.Provider = p
+	o.Provider = runProvider(imageMap)
 	_, err = harnessrun.Run(ctx, o)
 	if errors.Is(err, harnessrun.ErrFailed) {
 		return err
@@ -59,9 +67,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // runProvider is the clusters provider `harness run` brings topologies up
 // with: the embedded one, its process kubelets mapping the nvcf-ref image
-// to the binary the runner builds into the cache.
-func runProvider(_ *slog.Logger) (clusters.Provider, error) {
-	return local.New(local.Options{
-		Images: map[string]string{"nvcf-ref": filepath.Join(harnessrun.CacheHome(), "bin", "nvcf-ref")},
-	}), nil
+// to the binary the runner builds into the cache, plus the user's mappings.
+func runProvider(extra map[string]string) clusters.Provider {
+	images := map[string]string{"nvcf-ref": filepath.Join(harnessrun.CacheHome(), "bin", "nvcf-ref")}
+	maps.Copy(images, extra)
+	return local.New(local.Options{Images: images})
+}
+
+// parseImageBinaries parses --image-binary's repo=path list.
+func parseImageBinaries(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		repo, path, ok := strings.Cut(kv, "=")
+		if !ok || repo == "" || path == "" {
+			return nil, fmt.Errorf("--image-binary %q: %q is not repository=/path/to/binary", s, kv)
+		}
+		if !filepath.IsAbs(path) {
+			return nil, fmt.Errorf("--image-binary %q: path %q must be absolute", s, path)
+		}
+		out[repo] = path
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/fixtures/manifests"
 	"github.com/nvcf/conformance/harness/matrix"
 	"github.com/nvcf/conformance/harness/topology"
 	"github.com/nvcf/conformance/pki"
@@ -40,6 +41,8 @@ type Options struct {
 	Keep bool
 	// TimeScale multiplies the scenarios' deadlines (default 1).
 	TimeScale float64
+	// Images replace the reference components' images (empty: nvcf-ref:dev).
+	Images manifests.Images
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -110,7 +113,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	cfg := scenarios.RunConfig{
 		Topology: o.Topology, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
 	}
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
