@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/manifests"
 	"github.com/nvcf/conformance/harness/matrix"
 	"github.com/nvcf/conformance/harness/topology"
@@ -92,6 +93,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	res = &Result{JUnit: filepath.Join(o.Artifacts, "junit.xml")}
 	if _, serr := o.Provider.Status(ctx, topo.Name); serr == nil {
 		res.Reused = true
+	}
+	// A killed earlier run may have left fault rules behind; they would
+	// break this run's cases long before its first fault would clean them.
+	if cleaned, cerr := faults.CleanupLeftovers(ctx, o.StateDir, log); cerr != nil {
+		return nil, fmt.Errorf("remove faults left by an earlier run: %w", cerr)
+	} else if len(cleaned) > 0 {
+		log.Info("removed faults left by an earlier run", "count", len(cleaned))
 	}
 	log.Info("bringing up clusters", "topology", topo.Name, "reuse", res.Reused)
 	env, err := o.Provider.Up(ctx, Spec(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
