@@ -1,12 +1,15 @@
 // Package plan is the embedded provider's address plan: which bridge, pod
 // range, service range, load-balancer pool and ports cluster i (its 0-based
 // position in the spec) owns. Every part of the provider derives its
-// addresses here so that they cannot drift apart (see docs/provider-local.md).
+// addresses here so that they cannot drift apart (see docs/provider-local.md);
+// the network ranges themselves are podnet's, which creates them.
 package plan
 
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/nvcf/conformance/clusters/internal/local/podnet"
 )
 
 // MaxClusters is how many clusters the plan has room for.
@@ -22,33 +25,23 @@ type Cluster struct {
 func For(i int, name string) Cluster { return Cluster{Index: i, Name: name} }
 
 // Bridge is the name of the cluster's bridge in the host namespace.
-func (c Cluster) Bridge() string { return fmt.Sprintf("nvcfbr%d", c.Index) }
+func (c Cluster) Bridge() string { return podnet.BridgeName(c.Index) }
 
 // BridgeIP is the bridge's address: the pods' gateway, the node address and
 // the listen address of the cluster's CoreDNS.
-func (c Cluster) BridgeIP() netip.Addr {
-	return netip.AddrFrom4([4]byte{198, 18, byte(10 + c.Index), 1})
-}
+func (c Cluster) BridgeIP() netip.Addr { return podnet.GatewayOf(c.Index) }
 
 // PodPrefix is the cluster's pod range (the bridge holds .1).
-func (c Cluster) PodPrefix() netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(10 + c.Index), 0}), 24)
-}
+func (c Cluster) PodPrefix() netip.Prefix { return podnet.PodPrefix(c.Index) }
 
 // ServicePrefix is the service cluster-IP range.
-func (c Cluster) ServicePrefix() netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(10 + c.Index), 0}), 24)
-}
+func (c Cluster) ServicePrefix() netip.Prefix { return podnet.ServicePrefix(c.Index) }
 
 // KubernetesServiceIP is the cluster IP of the default/kubernetes Service.
-func (c Cluster) KubernetesServiceIP() netip.Addr {
-	return netip.AddrFrom4([4]byte{198, 19, byte(10 + c.Index), 1})
-}
+func (c Cluster) KubernetesServiceIP() netip.Addr { return c.ServicePrefix().Addr().Next() }
 
 // LBPool is the range load-balancer addresses come from.
-func (c Cluster) LBPool() netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(100 + c.Index), 0}), 24)
-}
+func (c Cluster) LBPool() netip.Prefix { return podnet.LBPrefix(c.Index) }
 
 // APIServerPort is the kube-apiserver's port on every host address.
 func (c Cluster) APIServerPort() int { return 6443 + c.Index }

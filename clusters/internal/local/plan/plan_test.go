@@ -1,0 +1,22 @@
+package plan
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The plan as docs/architecture.md writes it down, for cluster 1.
+func TestPlanMatchesTheDocs(t *testing.T) {
+	c := For(1, "region-b")
+	require.Equal(t, "nvcfbr1", c.Bridge())
+	require.Equal(t, netip.MustParseAddr("198.18.11.1"), c.BridgeIP())
+	require.Equal(t, netip.MustParsePrefix("198.18.11.0/24"), c.PodPrefix())
+	require.Equal(t, netip.MustParsePrefix("198.19.11.0/24"), c.ServicePrefix())
+	require.Equal(t, netip.MustParseAddr("198.19.11.1"), c.KubernetesServiceIP())
+	require.Equal(t, netip.MustParsePrefix("198.19.101.0/24"), c.LBPool())
+	require.Equal(t, 6444, c.APIServerPort())
+	require.Equal(t, "region-b-node-2", c.NodeName(2))
+	require.True(t, c.PodPrefix().Contains(c.BridgeIP()))
+}
