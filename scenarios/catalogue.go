@@ -13,6 +13,7 @@ func Catalogue() []Scenario {
 		invocationScenarios(),
 		resilienceScenarios(),
 		resilienceTLSScenarios(),
+		rotationScenarios(),
 	} {
 		all = append(all, family...)
 	}

@@ -2,6 +2,8 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -256,4 +258,29 @@ func stripScheme(addr string) string {
 		addr = addr[i+3:]
 	}
 	return strings.TrimSuffix(addr, "/")
+}
+
+// PeerCertificate completes a verified TLS handshake (ALPN h2) with t and
+// returns the leaf the server presented, so that a case can tell which of
+// two valid certificates a listener serves. A failed handshake carries its
+// reason.
+func (p *Prober) PeerCertificate(ctx context.Context, t GRPCTarget) (*x509.Certificate, error) {
+	host, _, err := net.SplitHostPort(t.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %w", t.Addr, err)
+	}
+	cfg, err := t.TLS.config(host, "h2")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.dialTCP(ctx, t.Addr)
+	if err != nil {
+		return nil, reason.Wrap(Classify(err), err)
+	}
+	c := tls.Client(raw, cfg)
+	defer c.Close()
+	if err := c.HandshakeContext(ctx); err != nil {
+		return nil, reason.Wrap(Classify(err), fmt.Errorf("TLS handshake with %s: %w", t.Addr, err))
+	}
+	return c.ConnectionState().PeerCertificates[0], nil
 }
