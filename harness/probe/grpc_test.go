@@ -147,3 +147,17 @@ func TestWatchUntilTimesOut(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "sg-0", "the error names the last response seen")
 }
+
+func TestPeerCertificate(t *testing.T) {
+	ca, other := newTestCA(t, "root"), newTestCA(t, "other root")
+	good := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	addr, _ := serveGRPC(t, &good)
+	p := New(Options{Timeout: 5 * time.Second})
+
+	leaf, err := p.PeerCertificate(context.Background(), GRPCTarget{Addr: addr, TLS: TLS{Roots: ca.pool(), ServerName: "ingress.test"}})
+	require.NoError(t, err)
+	require.Equal(t, good.Certificate[0], leaf.Raw, "the served leaf")
+
+	_, err = p.PeerCertificate(context.Background(), GRPCTarget{Addr: addr, TLS: TLS{Roots: other.pool(), ServerName: "ingress.test"}})
+	require.Equal(t, reason.UnknownAuthority, Classify(err), "error: %v", err)
+}
