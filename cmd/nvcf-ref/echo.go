@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/nvcf/conformance/fixtures/echo"
@@ -29,6 +28,5 @@ func runEcho(ctx context.Context, args []string, _, stderr io.Writer) error {
 			ids = append(ids, m)
 		}
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "echo")
-	return echo.Run(ctx, echo.Config{Listen: *listen, Models: ids, Logger: log}, nil)
+	return echo.Run(ctx, echo.Config{Listen: *listen, Models: ids, Logger: roleLogger(stderr, "echo")}, nil)
 }

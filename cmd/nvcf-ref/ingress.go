@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/nvcf/conformance/fixtures/ingress"
@@ -19,12 +15,5 @@ func ingressRole() role {
 
 func runIngress(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg, err := ingress.ParseConfig(args, os.Getenv)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
-		}
-		return err
-	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "ingress")
-	return ingress.Run(ctx, cfg, log)
+	return runParsed(stderr, cfg, err, func(cfg ingress.Config) error { return ingress.Run(ctx, cfg, roleLogger(stderr, "ingress")) })
 }

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -63,4 +64,22 @@ func usage(w io.Writer) {
 	for _, r := range roles() {
 		fmt.Fprintf(w, "  %-9s %s\n", r.name, r.summary)
 	}
+}
+
+// roleLogger is a role's structured logger on stderr.
+func roleLogger(stderr io.Writer, name string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(stderr, nil)).With("role", name)
+}
+
+// runParsed runs a role whose configuration parse returned (cfg, err): a
+// parse error ends the role, and for -h the error text is the flag list,
+// printed here because main prints nothing for help.
+func runParsed[C any](stderr io.Writer, cfg C, err error, run func(C) error) error {
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, err)
+		}
+		return err
+	}
+	return run(cfg)
 }

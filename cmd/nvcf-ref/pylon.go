@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/nvcf/conformance/fixtures/pylon"
@@ -18,14 +14,8 @@ func pylonRole() role {
 }
 
 func runPylon(ctx context.Context, args []string, _, stderr io.Writer) error {
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "pylon")
+	log := roleLogger(stderr, "pylon")
 	ext := pylon.NewTunnel(log)
 	cfg, err := pylon.ParseConfig(args, os.Getenv, ext.Flags)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
-		}
-		return err
-	}
-	return pylon.Run(ctx, cfg, log, ext.Addon)
+	return runParsed(stderr, cfg, err, func(cfg pylon.Config) error { return pylon.Run(ctx, cfg, log, ext.Addon) })
 }

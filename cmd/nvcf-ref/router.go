@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/nvcf/conformance/fixtures/router"
@@ -18,14 +14,8 @@ func routerRole() role {
 }
 
 func runRouter(ctx context.Context, args []string, _, stderr io.Writer) error {
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "router")
+	log := roleLogger(stderr, "router")
 	ext := router.NewQUIC(log)
 	cfg, err := router.ParseConfig(args, os.Getenv, ext.Flags)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
-		}
-		return err
-	}
-	return router.Run(ctx, cfg, log, ext.Addon)
+	return runParsed(stderr, cfg, err, func(cfg router.Config) error { return router.Run(ctx, cfg, log, ext.Addon) })
 }

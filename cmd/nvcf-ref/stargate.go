@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/nvcf/conformance/fixtures/stargate"
@@ -18,14 +14,8 @@ func stargateRole() role {
 }
 
 func runStargate(ctx context.Context, args []string, _, stderr io.Writer) error {
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("role", "stargate")
+	log := roleLogger(stderr, "stargate")
 	ext := stargate.NewTunnel(log)
 	cfg, err := stargate.ParseConfig(args, os.Getenv, ext.Flags)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, err) // the flag list; main prints nothing for help
-		}
-		return err
-	}
-	return stargate.Run(ctx, cfg, log, ext.Addon)
+	return runParsed(stderr, cfg, err, func(cfg stargate.Config) error { return stargate.Run(ctx, cfg, log, ext.Addon) })
 }
