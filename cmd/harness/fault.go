@@ -161,15 +161,25 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-func runFaultList(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fault list", flag.ContinueOnError)
+// parseStateFlags parses the flags of a subcommand that only needs the
+// state folder (list, cleanup).
+func parseStateFlags(name string, args []string, stderr io.Writer) (*faultFlags, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var ff faultFlags
 	ff.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := ff.resolve(false); err != nil {
+		return nil, err
+	}
+	return &ff, nil
+}
+
+func runFaultList(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	ff, err := parseStateFlags("fault list", args, stderr)
+	if err != nil {
 		return err
 	}
 	es, err := faults.List(ff.state)
@@ -196,14 +206,8 @@ func runFaultList(_ context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runFaultCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fault cleanup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var ff faultFlags
-	ff.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if _, err := ff.resolve(false); err != nil {
+	ff, err := parseStateFlags("fault cleanup", args, stderr)
+	if err != nil {
 		return err
 	}
 	cleaned, err := faults.CleanupLeftovers(ctx, ff.state, ff.logger(stderr))
