@@ -178,7 +178,13 @@ func (p *Prober) Register(ctx context.Context, t GRPCTarget, reg *stargatepb.Inf
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).RegisterInferenceServer(life)
 	if err == nil {
-		err = stream.Send(reg)
+		if err = stream.Send(reg); errors.Is(err, io.EOF) {
+			// The stream ended before our message went out (a refusal
+			// that raced the send); its status arrives with Recv.
+			if _, rerr := stream.Recv(); rerr != nil {
+				err = rerr
+			}
+		}
 	}
 	type first struct {
 		ack *stargatepb.InferenceServerAck

@@ -161,3 +161,17 @@ func TestPeerCertificate(t *testing.T) {
 	_, err = p.PeerCertificate(context.Background(), GRPCTarget{Addr: addr, TLS: TLS{Roots: other.pool(), ServerName: "ingress.test"}})
 	require.Equal(t, reason.UnknownAuthority, Classify(err), "error: %v", err)
 }
+
+// A refusal often ends the stream before the registration is sent; the
+// probe must still report the status the server sent, not Send's io.EOF.
+func TestRegisterRefusalRacingTheSend(t *testing.T) {
+	ca := newTestCA(t, "root")
+	cert := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	addr, _ := serveGRPC(t, &cert)
+	p := New(Options{Timeout: 5 * time.Second})
+	target := GRPCTarget{Addr: addr, Authority: "198-18-10-2.elsewhere.test:50071", TLS: TLS{Roots: ca.pool(), ServerName: "ingress.test"}}
+	for i := range 200 {
+		_, err := p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
+		require.Equal(t, reason.InvalidAuthority, Classify(err), "attempt %d: %v", i, err)
+	}
+}
