@@ -3,8 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 
+	"github.com/nvcf/conformance/fixtures/manifests"
 	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/harness/probe"
 )
 
 // echoModel is the model the echo inference server behind Pylon serves.
@@ -61,6 +65,38 @@ func invokeEventually(ctx context.Context, e *Env, region, model string) error {
 	err := e.Eventually(ctx, "an invocation of "+model+" in "+region+" to succeed", waitConverge, func(ctx context.Context) error {
 		_, last = e.Probe.ChatCompletion(ctx, e.Invoke(region), model, "hello from the harness")
 		return last
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	return err
+}
+
+// invokeEveryStargate waits until every ready Stargate pod of region
+// answers an invocation of model on its own pod IP. Each replica holds its
+// own reverse tunnel, and the load balancer may keep picking a healthy one;
+// this proves them all, so a fault's case leaves no broken tunnel behind
+// for the next case to trip over.
+func invokeEveryStargate(ctx context.Context, e *Env, region, model string) error {
+	var last error
+	err := e.Eventually(ctx, "an invocation of "+model+" through every Stargate of "+region+" to succeed", waitConverge, func(ctx context.Context) error {
+		pods, err := e.StargatePods(ctx, region)
+		if err != nil {
+			last = err
+			return err
+		}
+		if len(pods) == 0 {
+			last = fmt.Errorf("region %s has no ready Stargate pod", region)
+			return last
+		}
+		for _, p := range pods {
+			t := probe.HTTPTarget{URL: "http://" + net.JoinHostPort(p.IP, strconv.Itoa(manifests.HTTPPort))}
+			if _, err := e.Probe.ChatCompletion(ctx, t, model, "hello from the harness to "+p.Name); err != nil {
+				last = fmt.Errorf("stargate %s: %w", p.Name, err)
+				return last
+			}
+		}
+		return nil
 	})
 	if err != nil && last != nil {
 		return fmt.Errorf("%w (%w)", last, err)

@@ -43,13 +43,13 @@ func resilienceScenarios() []Scenario {
 		},
 		{
 			ID: "resilience/quic-loss-delay", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary:  "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed",
+			Summary:  "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed, and afterwards every Stargate replica's tunnel serves",
 			Requires: Requirements{Workloads: independentOfWorkload},
 			Expect:   Pass, Try: quicLossDelay,
 		},
 		{
 			ID: "resilience/quic-blackhole-reconnect", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary:  "after a 5 s blackhole on the tunnel's UDP path the tunnel comes back and invocations succeed within a bounded time",
+			Summary:  "after a 5 s blackhole on the tunnel's UDP path the tunnel to every Stargate replica comes back and serves invocations within a bounded time",
 			Requires: Requirements{Workloads: independentOfWorkload},
 			Expect:   Pass, Try: quicBlackhole,
 		},
@@ -241,7 +241,10 @@ func quicLossDelay(ctx context.Context, e *Env, _ Setting) error {
 			return fmt.Errorf("invocation %d under 20%% loss: %w", i+1, err)
 		}
 	}
-	return h.Stop(ctx)
+	if err := h.Stop(ctx); err != nil {
+		return err
+	}
+	return invokeEveryStargate(ctx, e, e.Bootstrap(), echoModel)
 }
 
 func quicBlackhole(ctx context.Context, e *Env, _ Setting) error {
@@ -268,5 +271,5 @@ func quicBlackhole(ctx context.Context, e *Env, _ Setting) error {
 	if err := h.Err(); err != nil {
 		return err
 	}
-	return invokeEventually(ctx, e, e.Bootstrap(), echoModel)
+	return invokeEveryStargate(ctx, e, e.Bootstrap(), echoModel)
 }

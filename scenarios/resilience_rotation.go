@@ -34,6 +34,11 @@ func rotationScenarios() []Scenario {
 			Requires: Requirements{Workloads: independentOfWorkload},
 			Expect:   Pass,
 			Try: func(ctx context.Context, e *Env, _ Setting) error {
+				// A tunnel still recovering from an earlier case would fail
+				// an invocation below for reasons the rotation never caused.
+				if err := invokeEveryStargate(ctx, e, e.Bootstrap(), echoModel); err != nil {
+					return fmt.Errorf("before the rotation: %w", err)
+				}
 				return e.rotateIngress(ctx, AsControl, func(ctx context.Context, served func(context.Context) (bool, error)) error {
 					// Any failure on the way ends the wait and fails the case.
 					var failed error
