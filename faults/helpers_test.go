@@ -57,6 +57,13 @@ func (e *tcpEcho) lastPeer() netip.Addr {
 type udpEcho struct {
 	mu sync.Mutex
 	n  int
+	pc net.PacketConn
+}
+
+// push sends b, unasked, to the peer to.
+func (e *udpEcho) push(b []byte, to net.Addr) error {
+	_, err := e.pc.WriteTo(b, to)
+	return err
 }
 
 func newUDPEcho(t *testing.T, ns string, addr netip.AddrPort) *udpEcho {
@@ -64,7 +71,7 @@ func newUDPEcho(t *testing.T, ns string, addr netip.AddrPort) *udpEcho {
 	pc, err := netnsx.ListenPacket(ns, "udp", addr.String(), false)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pc.Close() })
-	e := &udpEcho{}
+	e := &udpEcho{pc: pc}
 	go func() {
 		buf := make([]byte, 2048)
 		for {

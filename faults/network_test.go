@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +118,49 @@ func TestUDPBlackholeOnPath(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return echo.count() >= 1 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, 1, echo.count(), "nothing crossed the blackhole")
+}
+
+// When the load balancer speaks first (a QUIC server's keep-alive or
+// response), its packet opens a conntrack entry in its own direction, and
+// the pod's datagrams then pass as its replies, past any DNAT. The fault
+// must catch such a flow both when it exists before the fault and when
+// the load balancer speaks first after the fault's flush.
+func TestUDPFaultCatchesFlowWhoseServerSpeaksFirst(t *testing.T) {
+	lab := nstest.New(t, 1)
+	c := lab.Clusters[0]
+	lb := netip.AddrPortFrom(c.LB, 7005)
+	srv := newUDPEcho(t, lab.Host, lb)
+	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
+	require.NoError(t, err)
+	defer cl.Close()
+	to := udpAddr(lb)
+	buf := make([]byte, 64)
+	ping := func() error {
+		if _, err := cl.WriteTo([]byte("ping"), to); err != nil {
+			return err
+		}
+		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, _, err := cl.ReadFrom(buf)
+		return err
+	}
+	require.NoError(t, srv.push([]byte("server first"), cl.LocalAddr()), "the flow opens from the load balancer's side")
+	_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err = cl.ReadFrom(buf)
+	require.NoError(t, err)
+	require.NoError(t, ping())
+	require.Equal(t, 1, srv.count())
+
+	h := StartT(context.Background(), t, Fault{Name: "dup", Action: UDPFault{
+		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
+		Upstream: Impairment{Duplicate: 1},
+		Seed:     1,
+	}}, nil)
+	// The host refuses the server's unasked datagram (EPERM from the
+	// output rule); the real load balancer logs that and carries on.
+	require.ErrorIs(t, srv.push([]byte("server first again"), cl.LocalAddr()), syscall.EPERM)
+	require.NoError(t, ping())
+	require.Eventually(t, func() bool { return srv.count() == 3 }, 10*time.Second, time.Millisecond,
+		"the pod's datagram went through the proxy (sent twice)")
+	require.NoError(t, h.Stop(context.Background()))
+	require.NoError(t, srv.push([]byte("after the fault"), cl.LocalAddr()), "the load balancer may open flows again")
 }

@@ -33,8 +33,17 @@ func redirect(ctx context.Context, e *env, p Path, proto string, listen netip.Ad
 	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: p.Netns, Comment: e.comment()}}); err != nil {
 		return nil, err
 	}
-	expr := fmt.Sprintf("ip saddr %s ip daddr %s %s dport %d dnat ip to %s", p.From, p.To.Addr(), proto, p.To.Port(), listen)
-	if err := nft.Add(ctx, p.Netns, e.comment(), []nft.Rule{{Chain: nft.Prerouting, Expr: expr}}); err != nil {
+	// Once the flush below clears a live flow, the load balancer's next
+	// packet to the pod would open a conntrack entry of its own, and the
+	// pod's packets would then match it as replies, skipping the DNAT for
+	// the rest of the fault. So the load balancer may not open flows
+	// towards the path's pods; its replies through the proxy are
+	// established, not new.
+	rules := []nft.Rule{
+		{Chain: nft.Prerouting, Expr: fmt.Sprintf("ip saddr %s ip daddr %s %s dport %d dnat ip to %s", p.From, p.To.Addr(), proto, p.To.Port(), listen)},
+		{Chain: nft.Output, Expr: fmt.Sprintf("ip saddr %s ip daddr %s %s sport %d ct state new drop", p.To.Addr(), p.From, proto, p.To.Port())},
+	}
+	if err := nft.Add(ctx, p.Netns, e.comment(), rules); err != nil {
 		return nil, err
 	}
 	flush := func() error {

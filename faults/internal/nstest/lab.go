@@ -104,6 +104,11 @@ func NewAt(t testing.TB, n, podBase, lbBase int) *Lab {
 		lab.Clusters = append(lab.Clusters, c)
 	}
 	sh(t, "ip", "netns", "exec", lab.Host, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	// The machine tracks connections from the start (the provider's and
+	// the firewall's rules use conntrack), so flows exist before a fault's
+	// first rule; a ct rule makes the lab's host namespace track them too.
+	sh(t, "ip", "netns", "exec", lab.Host, "nft",
+		"add table inet nvcft_track; add chain inet nvcft_track out { type filter hook output priority 0; policy accept; }; add rule inet nvcft_track out ct state new accept")
 	return lab
 }
 
