@@ -78,6 +78,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	runCtx := log.WithLogger(ctx, vkLogger{l: logger.With("component", "virtual-kubelet")})
 	logger.Info("kubelet starting", "kubelet-api", cfg.TLS.enabled(), "port", cfg.KubeletPort)
+	go p.repairStatuses(ctx, statusRepairInterval)
 	err = n.Run(runCtx)
 
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
