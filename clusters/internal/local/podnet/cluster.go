@@ -90,6 +90,7 @@ func (c *Cluster) setupBridge(ctx context.Context) error {
 		lines = append(lines, "link add "+br+" type bridge")
 	}
 	lines = append(lines,
+		fmt.Sprintf("link set %s address %s", br, BridgeMAC(c.cfg.Index)),
 		fmt.Sprintf("addr replace %s/24 dev %s", c.Gateway(), br),
 		"link set "+br+" up")
 	if err := ipBatch(ctx, "", lines...); err != nil {

@@ -35,6 +35,12 @@ func LBPrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 19, 100+i, 0
 // BridgeName is cluster i's bridge, nvcfbr<i>.
 func BridgeName(i int) string { return fmt.Sprintf("nvcfbr%d", i) }
 
+// BridgeMAC is cluster i's bridge address, locally administered. A bridge
+// without one set takes the lowest MAC of its ports, so a pod joining or
+// leaving could change the gateway's MAC under the other pods, whose ARP
+// caches then point at nothing for half a minute.
+func BridgeMAC(i int) string { return fmt.Sprintf("02:6e:76:63:62:%02x", i) }
+
 func checkIndex(i int) error {
 	if i < 0 || i >= MaxClusters {
 		return fmt.Errorf("cluster index %d out of range [0,%d): the address plan has room for %d clusters", i, MaxClusters, MaxClusters)

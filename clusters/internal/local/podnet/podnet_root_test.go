@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +142,7 @@ func TestTwoPodsOnABridgeAndAcrossClusters(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, p2.IP, again.IP)
 	require.NoError(t, a.RemovePod(ctx, "22222222-bbbb"))
+	require.Equal(t, BridgeMAC(87), bridgeMAC(t, a.Bridge()), "ports coming and going leave the gateway's MAC alone")
 	require.False(t, netnsExists(p2.NetNS))
 	require.False(t, linkExists(p2.Veth))
 	require.NotContains(t, a.Pods(), "22222222-bbbb")
@@ -160,4 +162,11 @@ func TestLoopbackAddresses(t *testing.T) {
 	addrs, err := loopbackAddrs(ctx)
 	require.NoError(t, err)
 	require.NotContains(t, addrs, addr)
+}
+
+func bridgeMAC(t *testing.T, br string) string {
+	t.Helper()
+	b, err := os.ReadFile("/sys/class/net/" + br + "/address")
+	require.NoError(t, err)
+	return strings.TrimSpace(string(b))
 }
