@@ -43,6 +43,14 @@ func invocationScenarios() []Scenario {
 			},
 		},
 		{
+			ID: "invocation/model-discovery", Layer: LayerInvocation, Labels: []string{LabelProbe},
+			Summary: "ListModels on every Stargate replica's model-discovery port (50073) lists the echo model that Pylon registered, and not a model nobody serves",
+			Expect:  Pass,
+			Try: func(ctx context.Context, e *Env, _ Setting) error {
+				return modelsOnEveryStargate(ctx, e, e.Bootstrap(), echoModel)
+			},
+		},
+		{
 			ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
 			Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
 			Expect:  FailClosed(reason.NoEligibleCandidates), Control: "invocation/in-region",
@@ -78,8 +86,34 @@ func invokeEventually(ctx context.Context, e *Env, region, model string) error {
 // this proves them all, so a fault's case leaves no broken tunnel behind
 // for the next case to trip over.
 func invokeEveryStargate(ctx context.Context, e *Env, region, model string) error {
+	return e.everyStargate(ctx, region, "an invocation of "+model+" through every Stargate of "+region+" to succeed", func(ctx context.Context, p Pod) error {
+		t := probe.HTTPTarget{URL: "http://" + net.JoinHostPort(p.IP, strconv.Itoa(manifests.HTTPPort))}
+		_, err := e.Probe.ChatCompletion(ctx, t, model, "hello from the harness to "+p.Name)
+		return err
+	})
+}
+
+// modelsOnEveryStargate waits until ListModels, asked on each ready
+// Stargate pod's model-discovery port for model and an unknown one,
+// answers exactly [model].
+func modelsOnEveryStargate(ctx context.Context, e *Env, region, model string) error {
+	unknown := uniqueID("no-such-model")
+	return e.everyStargate(ctx, region, "ListModels on every Stargate of "+region+" to list "+model, func(ctx context.Context, p Pod) error {
+		t := probe.GRPCTarget{Addr: net.JoinHostPort(p.IP, strconv.Itoa(manifests.ModelsPort)), TLS: probe.TLS{Plaintext: true}}
+		got, err := e.Probe.ListModels(ctx, t, []string{model, unknown})
+		if err != nil {
+			return err
+		}
+		return expectSet("models listed", []string{model}, got)
+	})
+}
+
+// everyStargate waits (waitConverge) until check passes on every ready
+// Stargate pod of region in one sweep; the error names the pod that
+// failed last.
+func (e *Env) everyStargate(ctx context.Context, region, what string, check func(context.Context, Pod) error) error {
 	var last error
-	err := e.Eventually(ctx, "an invocation of "+model+" through every Stargate of "+region+" to succeed", waitConverge, func(ctx context.Context) error {
+	err := e.Eventually(ctx, what, waitConverge, func(ctx context.Context) error {
 		pods, err := e.StargatePods(ctx, region)
 		if err != nil {
 			last = err
@@ -90,8 +124,7 @@ func invokeEveryStargate(ctx context.Context, e *Env, region, model string) erro
 			return last
 		}
 		for _, p := range pods {
-			t := probe.HTTPTarget{URL: "http://" + net.JoinHostPort(p.IP, strconv.Itoa(manifests.HTTPPort))}
-			if _, err := e.Probe.ChatCompletion(ctx, t, model, "hello from the harness to "+p.Name); err != nil {
+			if err := check(ctx, p); err != nil {
 				last = fmt.Errorf("stargate %s: %w", p.Name, err)
 				return last
 			}

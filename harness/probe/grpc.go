@@ -141,6 +141,25 @@ func (p *Prober) WatchUntil(ctx context.Context, t GRPCTarget, done func(*starga
 	}
 }
 
+// ListModels calls StargateModelDiscovery.ListModels (model_ids = ids; none
+// asks for every model) and returns the model ids of the answer.
+func (p *Prober) ListModels(ctx context.Context, t GRPCTarget, ids []string) (models []string, err error) {
+	start := time.Now()
+	defer func() { p.record("grpc.models", t.describe(), start, err) }()
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
+	c, err := p.dialGRPC(t)
+	if err != nil {
+		return nil, err
+	}
+	defer c.cc.Close()
+	resp, err := stargatepb.NewStargateModelDiscoveryClient(c.cc).ListModels(ctx, &stargatepb.ListModelsRequest{ModelIds: ids})
+	if err != nil {
+		return nil, p.fail(ctx, "list models", t, c, err)
+	}
+	return resp.GetModelIds(), nil
+}
+
 // Registration is a rogue Pylon's live registration stream.
 type Registration struct {
 	// Ack is Stargate's first acknowledgement.

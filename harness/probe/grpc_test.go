@@ -175,3 +175,34 @@ func TestRegisterRefusalRacingTheSend(t *testing.T) {
 		require.Equal(t, reason.InvalidAuthority, Classify(err), "attempt %d: %v", i, err)
 	}
 }
+
+type fakeModels struct {
+	stargatepb.UnimplementedStargateModelDiscoveryServer
+}
+
+func (fakeModels) ListModels(_ context.Context, req *stargatepb.ListModelsRequest) (*stargatepb.ListModelsResponse, error) {
+	var out []string
+	for _, id := range req.GetModelIds() {
+		if id == "echo" {
+			out = append(out, id)
+		}
+	}
+	return &stargatepb.ListModelsResponse{ModelIds: out}, nil
+}
+
+func TestListModels(t *testing.T) {
+	s := grpc.NewServer()
+	stargatepb.RegisterStargateModelDiscoveryServer(s, fakeModels{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(ln)
+	t.Cleanup(s.Stop)
+	p := New(Options{Timeout: 5 * time.Second})
+	models, err := p.ListModels(context.Background(), GRPCTarget{Addr: ln.Addr().String(), TLS: TLS{Plaintext: true}}, []string{"echo", "zz"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"echo"}, models)
+
+	_, err = p.ListModels(context.Background(), GRPCTarget{Addr: "127.0.0.1:1", TLS: TLS{Plaintext: true}}, nil)
+	require.Equal(t, reason.ConnectionRefused, Classify(err), "error: %v", err)
+	require.Len(t, p.Transcript(), 2)
+}
