@@ -15,6 +15,9 @@ import (
 // with the provider's.
 const statusRepairInterval = 2 * time.Second
 
+// repairRequestTimeout bounds each API request of a repair pass.
+const repairRequestTimeout = 5 * time.Second
+
 // repairStatuses closes a gap in virtual-kubelet's status path: now and then
 // a notification is lost (seen when a container exits within a few hundred
 // milliseconds of its pod's creation), and the API then shows a container
@@ -40,12 +43,16 @@ func (k *provider) repairStatuses(ctx context.Context, every time.Duration) {
 // differed on the previous pass to the provider's status digest then; the
 // result is the same for this pass.
 func (k *provider) repairPass(ctx context.Context, pending map[string]string) map[string]string {
-	list, err := k.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+	// A request to the API server now and then hangs until the server's
+	// own 60 s timeout; the pass gives up sooner and the next one retries.
+	lctx, cancel := context.WithTimeout(ctx, repairRequestTimeout)
+	defer cancel()
+	list, err := k.client.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", k.cfg.NodeName).String(),
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			k.log.Debug("status repair: list pods", "err", err)
+			k.log.Warn("status repair: list pods", "err", err)
 		}
 		return pending
 	}
@@ -75,8 +82,11 @@ func (k *provider) repairPass(ctx context.Context, pending map[string]string) ma
 		}
 		fixed := inAPI.DeepCopy()
 		fixed.Status = ours.Status
-		if _, err := k.client.CoreV1().Pods(fixed.Namespace).UpdateStatus(ctx, fixed, metav1.UpdateOptions{}); err != nil {
-			k.log.Debug("status repair: update", "pod", kk, "err", err)
+		uctx, cancel := context.WithTimeout(ctx, repairRequestTimeout)
+		_, err := k.client.CoreV1().Pods(fixed.Namespace).UpdateStatus(uctx, fixed, metav1.UpdateOptions{})
+		cancel()
+		if err != nil {
+			k.log.Warn("status repair: update", "pod", kk, "err", err)
 			next[kk] = want
 			continue
 		}
