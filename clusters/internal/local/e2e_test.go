@@ -160,6 +160,37 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		})
 	})
 
+	t.Run("a killed control-plane process is restarted", func(t *testing.T) {
+		dir := filepath.Join(state.Root(), envName)
+		pidOf := func() (state.Process, error) {
+			st, err := state.Load(dir)
+			if err != nil {
+				return state.Process{}, err
+			}
+			for _, ps := range st.Processes {
+				if ps.Name == "e2e-a/kube-scheduler" {
+					return ps, nil
+				}
+			}
+			return state.Process{}, errors.New("no e2e-a/kube-scheduler in the state file")
+		}
+		old, err := pidOf()
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(old.PID, syscall.SIGKILL))
+		eventually(ctx, t, time.Minute, func() error {
+			now, err := pidOf()
+			if err != nil {
+				return err
+			}
+			if now.PID == old.PID || !proc.Ours(now.PID, now.Marker) {
+				return fmt.Errorf("scheduler not restarted yet (pid %d, was %d)", now.PID, old.PID)
+			}
+			return nil
+		})
+		// The restarted scheduler places the replacement of a deleted pod.
+		a.replaceDeploymentPod(ctx, t, a.waitPods(ctx, t, "app="+depName, 3)[0].Name)
+	})
+
 	t.Run("resident memory per cluster at idle", func(t *testing.T) {
 		for _, c := range env.Clusters {
 			t.Logf("BENCH RSS of cluster %s control plane + CoreDNS: %d MiB", c.Name, clusterRSS(t, envName, c.Name)>>20)

@@ -60,7 +60,7 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	var ps []state.Process
 	for _, p := range c.cp.Processes() {
 		ps = append(ps, state.Process{Name: p.Name, PID: p.PID(), Marker: p.Marker})
-		go a.watch(p)
+		go a.supervise(c.cp, p)
 	}
 	if err := a.record(ps...); err != nil {
 		return err
@@ -120,14 +120,46 @@ func (c *cluster) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// watch logs a control-plane process that exits while the agent is not
-// stopping, naming its log: the cluster is then broken and `harness up
-// --recreate` (or down and up) replaces it.
-func (a *agent) watch(p *proc.Process) {
-	<-p.Done()
-	if a.stopping.Load() {
-		return
+// Back-off between restarts of a control-plane process: it doubles from
+// restartFirst up to restartMax, and starts over once a process has run
+// for restartReset.
+const (
+	restartFirst = time.Second
+	restartMax   = 30 * time.Second
+	restartReset = time.Minute
+)
+
+// supervise restarts a control-plane process (etcd, API server, controller
+// manager, scheduler, CoreDNS) that exits while the agent is not stopping,
+// and records the new pid; every exit is logged with the process's log.
+func (a *agent) supervise(cp *controlplane.Cluster, p *proc.Process) {
+	wait, since := restartFirst, time.Now()
+	for {
+		<-p.Done()
+		if a.stopping.Load() {
+			return
+		}
+		if time.Since(since) > restartReset {
+			wait = restartFirst
+		}
+		a.log.Error("a control-plane process exited; restarting it", "process", p.Name, "pid", p.PID(), "err", p.Err(), "log", p.Log, "in", wait)
+		time.Sleep(wait)
+		wait = min(2*wait, restartMax)
+		if a.stopping.Load() {
+			return
+		}
+		np, err := cp.Restart(p)
+		if err != nil {
+			if a.stopping.Load() {
+				return
+			}
+			a.log.Error("could not restart a control-plane process; the cluster is broken until it is recreated (harness up --recreate)", "process", p.Name, "err", err)
+			return
+		}
+		if err := a.replaceProcess(p.PID(), np); err != nil {
+			a.log.Warn("record the restarted process", "process", np.Name, "err", err)
+		}
+		a.log.Info("control-plane process restarted", "process", np.Name, "pid", np.PID())
+		p, since = np, time.Now()
 	}
-	a.log.Error("a control-plane process exited; the cluster is broken until it is recreated",
-		"process", p.Name, "pid", p.PID(), "err", p.Err(), "log", p.Log)
 }

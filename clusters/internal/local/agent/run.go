@@ -15,6 +15,7 @@ import (
 	"github.com/nvcf/conformance/clusters/internal/local/extdns"
 	"github.com/nvcf/conformance/clusters/internal/local/plan"
 	"github.com/nvcf/conformance/clusters/internal/local/podnet"
+	"github.com/nvcf/conformance/clusters/internal/local/proc"
 	"github.com/nvcf/conformance/clusters/internal/local/state"
 )
 
@@ -135,6 +136,18 @@ func (a *agent) save() error {
 func (a *agent) record(ps ...state.Process) error {
 	a.mu.Lock()
 	a.st.Processes = append(a.st.Processes, ps...)
+	a.mu.Unlock()
+	return a.save()
+}
+
+// replaceProcess records np in place of the process whose pid was old.
+func (a *agent) replaceProcess(old int, np *proc.Process) error {
+	a.mu.Lock()
+	for i, ps := range a.st.Processes {
+		if ps.PID == old && ps.Name == np.Name {
+			a.st.Processes[i].PID = np.PID()
+		}
+	}
 	a.mu.Unlock()
 	return a.save()
 }

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nvcf/conformance/clusters/internal/local/binaries"
@@ -46,7 +48,9 @@ type Cluster struct {
 	Kubeconfig string
 	// Access reaches the API server.
 	Access Access
-	procs  []*proc.Process // in start order
+
+	mu    sync.Mutex
+	procs []*proc.Process // in start order
 }
 
 // Start mints the PKI, writes the kubeconfig and starts etcd, the API
@@ -112,12 +116,35 @@ func (c *Cluster) start(component, bin string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: %w", c.cfg.Plan.Name, err)
 	}
+	c.mu.Lock()
 	c.procs = append(c.procs, p)
+	c.mu.Unlock()
 	return nil
 }
 
 // Processes are the running processes in start order.
-func (c *Cluster) Processes() []*proc.Process { return c.procs }
+func (c *Cluster) Processes() []*proc.Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.procs)
+}
+
+// Restart starts the spec of old, which has exited, in its place, so that
+// Stop stops the new process. Once Stop has run it starts nothing.
+func (c *Cluster) Restart(old *proc.Process) (*proc.Process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.procs, old)
+	if i < 0 {
+		return nil, fmt.Errorf("cluster %s: %s is not one of its running processes (stopping?)", c.cfg.Plan.Name, old.Name)
+	}
+	p, err := proc.Start(old.Spec, c.cfg.Log)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.cfg.Plan.Name, err)
+	}
+	c.procs[i] = p
+	return p, nil
+}
 
 // Marker is the string every process of this cluster has in its arguments.
 func (c *Cluster) Marker() string { return c.cfg.Dir }
@@ -125,11 +152,14 @@ func (c *Cluster) Marker() string { return c.cfg.Dir }
 // Stop stops the processes in reverse start order (so the API server goes
 // before etcd) and reports every failure.
 func (c *Cluster) Stop() error {
-	var errs []error
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		errs = append(errs, c.procs[i].Stop(10*time.Second))
-	}
+	c.mu.Lock()
+	procs := c.procs
 	c.procs = nil
+	c.mu.Unlock()
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		errs = append(errs, procs[i].Stop(10*time.Second))
+	}
 	return errors.Join(errs...)
 }
 
@@ -146,7 +176,7 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 	defer tick.Stop()
 	var last error
 	for {
-		for _, p := range c.procs {
+		for _, p := range c.Processes() {
 			select {
 			case <-p.Done():
 				return fmt.Errorf("cluster %s: %s exited (%v) before the API server was ready; see %s", c.cfg.Plan.Name, p.Name, p.Err(), p.Log)
