@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/netnsx"
+	"github.com/nvcf/conformance/faults/internal/nstest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -126,4 +127,34 @@ func reachable(ns string, addr netip.AddrPort, d time.Duration) bool {
 	defer c.Close()
 	_, err = echoRTT(c, d)
 	return err == nil
+}
+
+// udpClient is a UDP socket in the lab's pod namespace talking to an
+// address of the host.
+type udpClient struct {
+	net.PacketConn
+	to net.Addr
+}
+
+func newUDPClient(t *testing.T, c nstest.Cluster, to netip.AddrPort) *udpClient {
+	t.Helper()
+	pc, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pc.Close() })
+	return &udpClient{PacketConn: pc, to: udpAddr(to)}
+}
+
+// ping sends a datagram and waits (10 s at most) for one back.
+func (u *udpClient) ping() error {
+	if _, err := u.WriteTo([]byte("ping"), u.to); err != nil {
+		return err
+	}
+	return u.read()
+}
+
+// read waits (10 s at most) for one datagram.
+func (u *udpClient) read() error {
+	_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err := u.ReadFrom(make([]byte, 64))
+	return err
 }

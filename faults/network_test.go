@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nft"
 	"github.com/nvcf/conformance/faults/internal/nstest"
 	"github.com/stretchr/testify/require"
@@ -66,18 +65,8 @@ func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
 	c := lab.Clusters[0]
 	lb := netip.AddrPortFrom(c.LB, 7001)
 	echo := newUDPEcho(t, lab.Host, lb)
-	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
-	require.NoError(t, err)
-	defer cl.Close()
-	to := udpAddr(lb)
-	ping := func() error {
-		if _, err := cl.WriteTo([]byte("ping"), to); err != nil {
-			return err
-		}
-		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, _, err := cl.ReadFrom(make([]byte, 64))
-		return err
-	}
+	cl := newUDPClient(t, c, lb)
+	ping := cl.ping
 	require.NoError(t, ping(), "the flow exists before the fault")
 	require.Equal(t, 1, echo.count())
 
@@ -102,19 +91,17 @@ func TestUDPBlackholeOnPath(t *testing.T) {
 	c := lab.Clusters[0]
 	lb := netip.AddrPortFrom(c.LB, 7003)
 	echo := newUDPEcho(t, lab.Host, lb)
-	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
-	require.NoError(t, err)
-	defer cl.Close()
+	cl := newUDPClient(t, c, lb)
 	h := StartT(context.Background(), t, Fault{Action: UDPFault{
 		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
 		Upstream: Impairment{Blackhole: Schedule{On: time.Hour}},
 	}}, nil)
 	for range 20 {
-		_, err := cl.WriteTo([]byte("x"), udpAddr(lb))
+		_, err := cl.WriteTo([]byte("x"), cl.to)
 		require.NoError(t, err)
 	}
 	require.NoError(t, h.Stop(context.Background()))
-	_, err = cl.WriteTo([]byte("after"), udpAddr(lb))
+	_, err := cl.WriteTo([]byte("after"), cl.to)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return echo.count() >= 1 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, 1, echo.count(), "nothing crossed the blackhole")
@@ -130,23 +117,10 @@ func TestUDPFaultCatchesFlowWhoseServerSpeaksFirst(t *testing.T) {
 	c := lab.Clusters[0]
 	lb := netip.AddrPortFrom(c.LB, 7005)
 	srv := newUDPEcho(t, lab.Host, lb)
-	cl, err := netnsx.ListenPacket(c.PodNetns, "udp", netip.AddrPortFrom(c.Pod, 0).String(), false)
-	require.NoError(t, err)
-	defer cl.Close()
-	to := udpAddr(lb)
-	buf := make([]byte, 64)
-	ping := func() error {
-		if _, err := cl.WriteTo([]byte("ping"), to); err != nil {
-			return err
-		}
-		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, _, err := cl.ReadFrom(buf)
-		return err
-	}
+	cl := newUDPClient(t, c, lb)
+	ping := cl.ping
 	require.NoError(t, srv.push([]byte("server first"), cl.LocalAddr()), "the flow opens from the load balancer's side")
-	_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, _, err = cl.ReadFrom(buf)
-	require.NoError(t, err)
+	require.NoError(t, cl.read())
 	require.NoError(t, ping())
 	require.Equal(t, 1, srv.count())
 
