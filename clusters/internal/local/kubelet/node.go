@@ -100,11 +100,6 @@ func newClient(kubeconfig, kctx string) (kubernetes.Interface, error) {
 	}
 	rc.QPS, rc.Burst = 50, 100
 	rc.UserAgent = "nvcf-process-kubelet"
-	// HTTP/1.1, one request per connection at a time: over a shared HTTP/2
-	// connection, a few of the kubelet's requests hung until the API
-	// server's 60 s timeout (their cancellation never reached the server),
-	// and a pod status update with them.
-	rc.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	return kubernetes.NewForConfig(rc)
 }
 
