@@ -14,9 +14,9 @@ import (
 // every call, so a pod never starts with a stale copy) and requests tokens.
 type apiObjects struct{ client kubernetes.Interface }
 
-// objectRequestTimeout bounds each request: now and then one hangs until
-// the API server's own 60 s timeout, and a volume sync or a container start
-// would wait that long; its callers retry instead.
+// objectRequestTimeout bounds each request (client-go sets none): a
+// stalled request would hold up a container start or a volume sync for as
+// long as it stalls; the callers retry instead.
 const objectRequestTimeout = 10 * time.Second
 
 func (a apiObjects) ConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {

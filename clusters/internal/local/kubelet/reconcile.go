@@ -43,8 +43,8 @@ func (k *provider) repairStatuses(ctx context.Context, every time.Duration) {
 // differed on the previous pass to the provider's status digest then; the
 // result is the same for this pass.
 func (k *provider) repairPass(ctx context.Context, pending map[string]string) map[string]string {
-	// A request to the API server now and then hangs until the server's
-	// own 60 s timeout; the pass gives up sooner and the next one retries.
+	// A stalled request must not stall the repairs: the pass gives up and
+	// the next one retries.
 	lctx, cancel := context.WithTimeout(ctx, repairRequestTimeout)
 	defer cancel()
 	list, err := k.client.CoreV1().Pods(metav1.NamespaceAll).List(lctx, metav1.ListOptions{
