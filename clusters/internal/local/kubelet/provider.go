@@ -180,13 +180,22 @@ func (k *provider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 // notifier reports r's latest status after each change, and a last time
 // once r is gone from the host.
 func (k *provider) notifier(r *podRuntime) {
+	var phase corev1.PodPhase
 	send := func() {
 		k.mu.Lock()
 		cb := k.notify
 		k.mu.Unlock()
-		if cb != nil {
-			cb(r.snapshot())
+		if cb == nil {
+			return
 		}
+		p := r.snapshot()
+		if p.Status.Phase != phase {
+			// One line per phase change, to follow a status through
+			// virtual-kubelet to the API when one goes missing.
+			r.log.Info("pod phase reported", "phase", p.Status.Phase)
+			phase = p.Status.Phase
+		}
+		cb(p)
 	}
 	for {
 		select {
