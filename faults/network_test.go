@@ -66,8 +66,7 @@ func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
 	lb := netip.AddrPortFrom(c.LB, 7001)
 	echo := newUDPEcho(t, lab.Host, lb)
 	cl := newUDPClient(t, c, lb)
-	ping := cl.ping
-	require.NoError(t, ping(), "the flow exists before the fault")
+	require.NoError(t, cl.ping(), "the flow exists before the fault")
 	require.Equal(t, 1, echo.count())
 
 	f := Fault{Name: "dup", Action: UDPFault{
@@ -78,11 +77,11 @@ func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
 	h := StartT(context.Background(), t, f, nil)
 	// The same socket: its conntrack entry was flushed, so it now goes
 	// through the proxy, which sends every datagram twice.
-	require.NoError(t, ping())
+	require.NoError(t, cl.ping())
 	require.Eventually(t, func() bool { return echo.count() == 3 }, 10*time.Second, time.Millisecond)
 
 	require.NoError(t, h.Stop(context.Background()))
-	require.NoError(t, ping(), "the flow survives the undo")
+	require.NoError(t, cl.ping(), "the flow survives the undo")
 	require.Eventually(t, func() bool { return echo.count() == 4 }, 10*time.Second, time.Millisecond)
 }
 
@@ -118,10 +117,9 @@ func TestUDPFaultCatchesFlowWhoseServerSpeaksFirst(t *testing.T) {
 	lb := netip.AddrPortFrom(c.LB, 7005)
 	srv := newUDPEcho(t, lab.Host, lb)
 	cl := newUDPClient(t, c, lb)
-	ping := cl.ping
 	require.NoError(t, srv.push([]byte("server first"), cl.LocalAddr()), "the flow opens from the load balancer's side")
 	require.NoError(t, cl.read())
-	require.NoError(t, ping())
+	require.NoError(t, cl.ping())
 	require.Equal(t, 1, srv.count())
 
 	h := StartT(context.Background(), t, Fault{Name: "dup", Action: UDPFault{
@@ -132,7 +130,7 @@ func TestUDPFaultCatchesFlowWhoseServerSpeaksFirst(t *testing.T) {
 	// The host refuses the server's unasked datagram (EPERM from the
 	// output rule); the real load balancer logs that and carries on.
 	require.ErrorIs(t, srv.push([]byte("server first again"), cl.LocalAddr()), syscall.EPERM)
-	require.NoError(t, ping())
+	require.NoError(t, cl.ping())
 	require.Eventually(t, func() bool { return srv.count() == 3 }, 10*time.Second, time.Millisecond,
 		"the pod's datagram went through the proxy (sent twice)")
 	require.NoError(t, h.Stop(context.Background()))

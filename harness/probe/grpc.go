@@ -109,55 +109,59 @@ func (p *Prober) Watch(ctx context.Context, t GRPCTarget) (*stargatepb.WatchStar
 // done returns true (nil: the first response). It fails when the stream
 // ends or ctx expires first; the error then carries the last response seen.
 func (p *Prober) WatchUntil(ctx context.Context, t GRPCTarget, done func(*stargatepb.WatchStargatesResponse) bool) (resp *stargatepb.WatchStargatesResponse, err error) {
-	start := time.Now()
-	defer func() { p.record("grpc.watch", t.describe(), start, err) }()
-	ctx, cancel := p.bound(ctx)
-	defer cancel()
-	c, err := p.dialGRPC(t)
-	if err != nil {
-		return nil, err
-	}
-	defer c.cc.Close()
-	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).WatchStargates(ctx, &stargatepb.WatchStargatesRequest{})
-	if err != nil {
-		return nil, p.fail(ctx, "watch", t, c, err)
-	}
-	var last *stargatepb.WatchStargatesResponse
-	for {
-		r, err := stream.Recv()
+	err = p.unary(ctx, "grpc.watch", t, func(ctx context.Context, c *grpcConn) error {
+		stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).WatchStargates(ctx, &stargatepb.WatchStargatesRequest{})
 		if err != nil {
-			if last != nil {
-				err = fmt.Errorf("%w; last response: %v", err, last)
-			}
-			if errors.Is(err, io.EOF) {
-				err = fmt.Errorf("watch stream ended: %w", err)
-			}
-			return last, p.fail(ctx, "watch", t, c, err)
+			return p.fail(ctx, "watch", t, c, err)
 		}
-		last = r
-		if done == nil || done(r) {
-			return r, nil
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				if resp != nil {
+					err = fmt.Errorf("%w; last response: %v", err, resp)
+				}
+				if errors.Is(err, io.EOF) {
+					err = fmt.Errorf("watch stream ended: %w", err)
+				}
+				return p.fail(ctx, "watch", t, c, err)
+			}
+			resp = r
+			if done == nil || done(r) {
+				return nil
+			}
 		}
-	}
+	})
+	return resp, err
 }
 
 // ListModels calls StargateModelDiscovery.ListModels (model_ids = ids; none
 // asks for every model) and returns the model ids of the answer.
 func (p *Prober) ListModels(ctx context.Context, t GRPCTarget, ids []string) (models []string, err error) {
+	err = p.unary(ctx, "grpc.models", t, func(ctx context.Context, c *grpcConn) error {
+		resp, err := stargatepb.NewStargateModelDiscoveryClient(c.cc).ListModels(ctx, &stargatepb.ListModelsRequest{ModelIds: ids})
+		if err != nil {
+			return p.fail(ctx, "list models", t, c, err)
+		}
+		models = resp.GetModelIds()
+		return nil
+	})
+	return models, err
+}
+
+// unary dials t and runs fn under the Prober's deadline, closing the
+// connection afterwards and recording the probe as kind. fn classifies its
+// own errors (p.fail).
+func (p *Prober) unary(ctx context.Context, kind string, t GRPCTarget, fn func(context.Context, *grpcConn) error) (err error) {
 	start := time.Now()
-	defer func() { p.record("grpc.models", t.describe(), start, err) }()
+	defer func() { p.record(kind, t.describe(), start, err) }()
 	ctx, cancel := p.bound(ctx)
 	defer cancel()
 	c, err := p.dialGRPC(t)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.cc.Close()
-	resp, err := stargatepb.NewStargateModelDiscoveryClient(c.cc).ListModels(ctx, &stargatepb.ListModelsRequest{ModelIds: ids})
-	if err != nil {
-		return nil, p.fail(ctx, "list models", t, c, err)
-	}
-	return resp.GetModelIds(), nil
+	return fn(ctx, c)
 }
 
 // Registration is a rogue Pylon's live registration stream.
