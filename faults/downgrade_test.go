@@ -16,8 +16,8 @@ import (
 
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nstest"
-	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/fixtures/trust"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"

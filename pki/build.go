@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/pki/internal/cfca"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/reason"
-	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/harness/model/matrix"
 )
 
 var idPattern = regexp.MustCompile(`^[a-z]+/[a-z0-9]+(-[a-z0-9]+)*$`)

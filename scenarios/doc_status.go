@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // Doc is a component's /status document. Scenarios read it by the values

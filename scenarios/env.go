@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/harness/probe"
-	"github.com/nvcf/conformance/harness/topology"
 	"github.com/nvcf/conformance/pki"
 )
 

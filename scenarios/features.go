@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/manifests"
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/reports"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/reason"
-	"github.com/nvcf/conformance/harness/matrix"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/reports"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 )
 
 // resilienceScenarios run while the system is disturbed: pods die,

@@ -6,8 +6,8 @@ import (
 	"net/netip"
 
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/manifests"
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // resilienceTLSScenarios put someone in the path of a fresh Pylon's TLS:

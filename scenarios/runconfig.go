@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/fixtures/manifests"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 )
 
 // RunConfigEnv names the environment variable through which `harness run`

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/reason"
-	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/harness/model/matrix"
 )
 
 // Layer is the layer of the stack a scenario exercises.

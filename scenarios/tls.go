@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/manifests"
-	"github.com/nvcf/conformance/fixtures/reason"
-	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/pki"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
-	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
 	"github.com/nvcf/conformance/harness/probe"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/harness/matrix"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/harness/probe"
-	"github.com/nvcf/conformance/harness/topology"
 	"github.com/nvcf/conformance/pki"
 )
 

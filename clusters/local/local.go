@@ -1,7 +1,3 @@
-// Package local is the public face of the embedded provider (its code lives
-// in clusters/internal/local): New returns the clusters.Provider, RunAgent
-// is the body of the hidden `harness agent` command that owns an
-// environment's processes and network.
 package local
 
 import (
@@ -9,31 +5,16 @@ import (
 	"io"
 	"log/slog"
 
-	ilocal "github.com/nvcf/conformance/clusters/internal/local"
-	"github.com/nvcf/conformance/clusters/internal/local/agent"
-	"github.com/nvcf/conformance/clusters/internal/local/binaries"
-	"github.com/nvcf/conformance/clusters/internal/local/podnet"
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
+	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
-
-// Options configure the provider; see the fields' documentation in
-// clusters/internal/local.Options.
-type Options = ilocal.Options
-
-// Provider is the embedded provider; it implements clusters.Provider.
-type Provider = ilocal.Provider
-
-// New returns the embedded provider.
-func New(o Options) *Provider { return ilocal.New(o) }
 
 // RunAgent runs the agent of the environment whose state folder is dir
 // until ctx is done (SIGTERM), then tears it down.
 func RunAgent(ctx context.Context, dir string, log *slog.Logger) error {
 	return agent.Run(ctx, dir, agent.Hooks{Node: runNode, LB: runLB}, log)
 }
-
-// HostnamesAnnotation is the Service annotation that lists a load
-// balancer's external hostnames (comma-separated).
-const HostnamesAnnotation = ilocal.HostnamesAnnotation
 
 // CacheDir is where binaries are built and cached
 // ($XDG_CACHE_HOME/nvcf-harness, default ~/.cache/nvcf-harness).

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // runDown is `harness down`: stop an environment and remove everything it

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/faults"
+	"github.com/nvcf/conformance/harness/model/topology"
 	harnessrun "github.com/nvcf/conformance/harness/run"
-	"github.com/nvcf/conformance/harness/topology"
 )
 
 // runFault is `harness fault`: inject a fault by hand on clusters that are

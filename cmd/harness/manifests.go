@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/manifests"
-	"github.com/nvcf/conformance/harness/matrix"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // runManifests is `harness manifests`: print the rendered manifests of a

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 )

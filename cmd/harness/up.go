@@ -15,7 +15,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // runUp is `harness up`: bring up (or reuse) the clusters of a topology on

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 func TestSpecOfDefaultTopology(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
-	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
 )
 
 // GRPCTarget is where and how a gRPC probe dials.

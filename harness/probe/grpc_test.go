@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	stargatepb "github.com/nvcf/conformance/fixtures/proto/stargate"
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
 )
 
 // fakeStargate answers WatchStargates with one replica and acks

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // HTTPTarget is where and how an HTTP probe sends a request.

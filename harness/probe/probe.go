@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // Options configure a Prober. The zero value resolves names through the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 
-	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/fixtures/tunnel"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // QUICTarget is where and how the reverse-tunnel probe dials.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/fixtures/tunnel"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // serveTunnel starts the reference tunnel server on loopback UDP.

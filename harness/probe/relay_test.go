@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/fixtures/quicrelay"
-	"github.com/nvcf/conformance/fixtures/reason"
 	"github.com/nvcf/conformance/fixtures/tunnel"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // TestTunnelThroughRelay dials the reference QUIC relay in front of a

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/reason"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // A connection that dies before the peer said a word (EOF, reset) tells

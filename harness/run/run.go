@@ -12,9 +12,9 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/manifests"
-	"github.com/nvcf/conformance/harness/matrix"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 	"github.com/nvcf/conformance/reports"

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/matrix"
-	"github.com/nvcf/conformance/harness/topology"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 func TestCells(t *testing.T) {

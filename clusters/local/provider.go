@@ -1,0 +1,181 @@
+// Package local is the embedded provider: real control planes built from
+// pinned sources, pods as processes in network namespaces, load balancers
+// and external DNS served by an agent process. See docs/provider-local.md.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
+	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/local/internal/state"
+)
+
+// Options configure the provider.
+type Options struct {
+	// StateRoot holds one folder per environment (default state.Root()).
+	StateRoot string
+	// CacheDir is the binary cache (default binaries.DefaultCacheDir()).
+	CacheDir string
+	// AgentCommand is the argv that runs the agent; the provider appends
+	// "--state <dir>". Default: this executable with "agent".
+	AgentCommand []string
+	// Images maps image references or repositories to local binaries, for
+	// the process kubelets (e.g. "nvcf-ref" → the built nvcf-ref).
+	Images map[string]string
+	// ReadyTimeout bounds the agent's bring-up (default 5 min).
+	ReadyTimeout time.Duration
+	// StopTimeout bounds the agent's teardown on Down (default 2 min).
+	StopTimeout time.Duration
+}
+
+// Provider is the embedded provider.
+type Provider struct{ o Options }
+
+var _ clusters.Provider = (*Provider)(nil)
+
+// New returns the embedded provider.
+func New(o Options) *Provider {
+	if o.StateRoot == "" {
+		o.StateRoot = state.Root()
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = binaries.DefaultCacheDir()
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 5 * time.Minute
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 2 * time.Minute
+	}
+	return &Provider{o: o}
+}
+
+func (p *Provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
+
+// ErrChanged is wrapped when Up finds a running environment whose spec differs.
+var ErrChanged = errors.New("the running environment differs from the one asked for")
+
+// ErrOtherRunning is wrapped when another environment holds the machine's
+// address plan (bridges and ports are shared: one environment at a time).
+var ErrOtherRunning = errors.New("another environment is running")
+
+// Up implements clusters.Provider.
+func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.UpOption) (*clusters.Environment, error) {
+	o := clusters.ApplyUpOptions(opts...)
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if len(spec.Clusters) > plan.MaxClusters {
+		return nil, fmt.Errorf("%w: %d clusters, the address plan has room for %d", clusters.ErrInvalidSpec, len(spec.Clusters), plan.MaxClusters)
+	}
+	if err := podnet.RequireRoot(); err != nil {
+		return nil, err
+	}
+	unlock, err := state.Lock(ctx, p.o.StateRoot, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if env, done, err := p.reuseOrClear(ctx, spec, o); done || err != nil {
+		return env, err
+	}
+	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Progress: o.Progress, Log: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	fmt.Fprintf(o.Progress, "starting %d cluster(s) of %q…\n", len(spec.Clusters), spec.Name)
+	if err := p.launch(ctx, spec, *bin, o); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Progress, "environment %q ready in %s\n", spec.Name, time.Since(start).Round(100*time.Millisecond))
+	return p.Status(ctx, spec.Name)
+}
+
+// reuseOrClear handles what runs already: the same spec is reused (done),
+// a changed one refused or (with Recreate) stopped, leftovers of killed
+// agents cleaned, another live environment refused.
+func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clusters.UpOptions) (*clusters.Environment, bool, error) {
+	names, err := state.Names(p.o.StateRoot)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, name := range names {
+		st, err := state.Load(p.dir(name))
+		if err != nil {
+			return nil, false, err
+		}
+		alive := agentAlive(st)
+		switch {
+		case !alive || !st.Ready:
+			fmt.Fprintf(o.Progress, "cleaning up environment %q left by a stopped or failed agent (pid %d)…\n", name, st.AgentPID)
+			if err := p.stop(ctx, name, st, o.Logger); err != nil {
+				return nil, false, err
+			}
+		case name == spec.Name && st.SpecHash == spec.Hash():
+			fmt.Fprintf(o.Progress, "reusing environment %q (agent pid %d)\n", name, st.AgentPID)
+			env, err := p.Status(ctx, name)
+			return env, true, err
+		case !o.Recreate && name == spec.Name:
+			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); run with --recreate to replace it, or `harness down` first",
+				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
+		case !o.Recreate:
+			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or --recreate",
+				ErrOtherRunning, name, st.AgentPID, name)
+		default:
+			fmt.Fprintf(o.Progress, "recreating: stopping environment %q…\n", name)
+			if err := p.stop(ctx, name, st, o.Logger); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return nil, false, nil
+}
+
+// Down implements clusters.Provider.
+func (p *Provider) Down(ctx context.Context, name string) error {
+	unlock, err := state.Lock(ctx, p.o.StateRoot, nil)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := state.Load(p.dir(name))
+	if errors.Is(err, state.ErrNoState) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := podnet.RequireRoot(); err != nil {
+		return err
+	}
+	return p.stop(ctx, name, st, nil)
+}
+
+// Status implements clusters.Provider.
+func (p *Provider) Status(ctx context.Context, name string) (*clusters.Environment, error) {
+	st, err := state.Load(p.dir(name))
+	if errors.Is(err, state.ErrNoState) {
+		return nil, fmt.Errorf("%w: %q (no state in %s); run `harness up`", clusters.ErrNotFound, name, p.dir(name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !agentAlive(st) {
+		return nil, fmt.Errorf("%w: %q: its agent (pid %d) is gone; the next `harness up` or `harness down` cleans up; logs in %s",
+			clusters.ErrNotFound, name, st.AgentPID, agent.LogDir(p.dir(name)))
+	}
+	return environment(ctx, st)
+}
+
+// Names lists the environments that have state.
+func (p *Provider) Names() ([]string, error) { return state.Names(p.o.StateRoot) }

@@ -1,0 +1,54 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
+	"github.com/nvcf/conformance/clusters/local/internal/proc"
+	"github.com/nvcf/conformance/clusters/local/internal/state"
+)
+
+// agentAlive reports whether the recorded agent still runs (its command
+// line carries the state folder).
+func agentAlive(st *state.State) bool {
+	return st.AgentPID > 0 && proc.Ours(st.AgentPID, st.Marker)
+}
+
+// stop ends environment name: SIGTERM to a live agent (which tears down in
+// order) and a wait for it; then, whether it was alive or not, every
+// recorded process that is still ours is killed, the environment's pod
+// network (its namespaces, bridges, lo addresses; the nft table with the
+// last bridge) is removed and the state folder is deleted except its logs.
+func (p *Provider) stop(ctx context.Context, name string, st *state.State, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var errs []error
+	if st.AgentPID > 0 {
+		killed, err := proc.Kill(ctx, st.AgentPID, st.Marker, p.o.StopTimeout)
+		if killed {
+			log.Info("agent stopped", "pid", st.AgentPID)
+		}
+		errs = append(errs, err)
+	}
+	// Reverse start order: the API server goes before etcd, or it waits
+	// long on shutdown.
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		ps := st.Processes[i]
+		killed, err := proc.Kill(ctx, ps.PID, ps.Marker, 10*time.Second)
+		if killed {
+			log.Info("killed a process the agent left", "process", ps.Name, "pid", ps.PID)
+		}
+		errs = append(errs, err)
+	}
+	errs = append(errs, agent.CleanupEnvironment(ctx, p.dir(name), st.Spec, log), state.RemoveExceptLogs(p.dir(name)))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop environment %q (agent pid %s): %w", name, strconv.Itoa(st.AgentPID), err)
+	}
+	return nil
+}
