@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // Spec is what a provider brings up: named clusters in a fixed order. The
@@ -34,11 +35,9 @@ type ClusterSpec struct {
 // ErrInvalidSpec is wrapped by Validate's errors.
 var ErrInvalidSpec = errors.New("invalid cluster spec")
 
-var label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-
 // Validate checks names and counts.
 func (s Spec) Validate() error {
-	if !label.MatchString(s.Name) {
+	if !topology.IsDNSLabel(s.Name) {
 		return fmt.Errorf("%w: environment name %q must be a DNS label", ErrInvalidSpec, s.Name)
 	}
 	if s.Domain == "" {
@@ -49,7 +48,7 @@ func (s Spec) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Clusters {
-		if !label.MatchString(c.Name) {
+		if !topology.IsDNSLabel(c.Name) {
 			return fmt.Errorf("%w: cluster name %q must be a DNS label", ErrInvalidSpec, c.Name)
 		}
 		if seen[c.Name] {
@@ -95,4 +94,13 @@ func (s Spec) Diff(want Spec) []string {
 		}
 	}
 	return d
+}
+
+// SpecOf is the one conversion of a topology into the providers' Spec.
+func SpecOf(t *topology.Topology) Spec {
+	s := Spec{Name: t.Name, Domain: t.Domain}
+	for _, c := range t.Clusters {
+		s.Clusters = append(s.Clusters, ClusterSpec{Name: c.Name, Nodes: c.Nodes})
+	}
+	return s
 }

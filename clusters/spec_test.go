@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 func spec() Spec {
@@ -48,4 +50,14 @@ func TestEnvironmentCluster(t *testing.T) {
 	require.Equal(t, "a", c.Context)
 	_, ok = env.Cluster("b")
 	require.False(t, ok)
+}
+
+func TestSpecOfDefaultTopology(t *testing.T) {
+	topo, err := topology.Load("../topologies/default.yaml")
+	require.NoError(t, err)
+	s := SpecOf(topo)
+	require.NoError(t, s.Validate())
+	require.Equal(t, Spec{Name: "default", Domain: "nvcf.test", Clusters: []ClusterSpec{
+		{Name: "region-a", Nodes: 1}, {Name: "region-b", Nodes: 1}, {Name: "workers", Nodes: 1},
+	}}, s)
 }

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // Validity limits. A Request's Validity of zero means DefaultValidity.
@@ -69,8 +70,6 @@ type ClientIdentity struct {
 	Name string `json:"name"`
 }
 
-var label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-
 // formatTag versions the folder layout and is part of the input hash: bump
 // it whenever Mint's output changes, so that old folders are re-minted.
 const formatTag = "nvcf-pki/v1"
@@ -123,7 +122,7 @@ func (r Request) Validate() error {
 	seen := map[string]bool{}
 	for i, c := range n.Clusters {
 		where := fmt.Sprintf("clusters[%d] %q", i, c.Name)
-		if !label.MatchString(c.Name) {
+		if !topology.IsDNSLabel(c.Name) {
 			return fmt.Errorf("%s: name must be a DNS label (a-z, 0-9, '-')", where)
 		}
 		if seen[c.Name] {
@@ -143,7 +142,7 @@ func (r Request) Validate() error {
 	clients := map[string]bool{}
 	for i, c := range n.Clients {
 		where := fmt.Sprintf("clients[%d]", i)
-		if !label.MatchString(c.Cluster) {
+		if !topology.IsDNSLabel(c.Cluster) {
 			return fmt.Errorf("%s: cluster %q must be a DNS label (a-z, 0-9, '-')", where, c.Cluster)
 		}
 		if clients[c.Cluster] {
@@ -193,7 +192,7 @@ func checkDNSName(name string, wildcard bool) error {
 			}
 			return fmt.Errorf("a wildcard may only be the whole leftmost label (\"*.zone\")")
 		}
-		if !label.MatchString(l) {
+		if !topology.IsDNSLabel(l) {
 			return fmt.Errorf("label %q is not a DNS label (a-z, 0-9, '-', at most 63, no leading or trailing '-')", l)
 		}
 	}

@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
@@ -106,7 +105,7 @@ func (c *e2eCluster) apply(ctx context.Context, t *testing.T) {
 	create(err)
 	_, err = c.cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "echo-lb", Namespace: ns,
-			Annotations: map[string]string{local.HostnamesAnnotation: strings.ReplaceAll(lbHost, "e2e-a", c.name)}},
+			Annotations: map[string]string{clusters.ExternalHostnamesAnnotation: strings.ReplaceAll(lbHost, "e2e-a", c.name)}},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": depName},
 			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: echoPort, TargetPort: intstr.FromString("http")}},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,10 +14,6 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
-
-// HostnamesAnnotation lists a LoadBalancer Service's external hostnames
-// (comma-separated); the LB controller registers them in the external DNS.
-const HostnamesAnnotation = "conformance.nvcf/external-hostnames"
 
 // environment turns the state into an Environment, reading each cluster's
 // load balancers from its API.
@@ -66,11 +61,7 @@ func loadBalancers(ctx context.Context, kubeconfig, context string) ([]clusters.
 				continue
 			}
 			lb := clusters.LoadBalancer{Namespace: s.Namespace, Service: s.Name, Addr: addr}
-			for _, h := range strings.Split(s.Annotations[HostnamesAnnotation], ",") {
-				if h = strings.TrimSpace(h); h != "" {
-					lb.Hostnames = append(lb.Hostnames, h)
-				}
-			}
+			lb.Hostnames = clusters.ExternalHostnames(s.Annotations)
 			for _, p := range s.Spec.Ports {
 				lb.Ports = append(lb.Ports, clusters.Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port})
 			}

@@ -47,7 +47,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *recreate {
 		opts = append(opts, clusters.WithRecreate())
 	}
-	env, err := p.Up(ctx, SpecOf(t), opts...)
+	env, err := p.Up(ctx, clusters.SpecOf(t), opts...)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
@@ -58,15 +58,6 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "external DNS: %s\n", env.DNS)
 	fmt.Fprintf(stdout, "try: kubectl --kubeconfig %s --context %s get pods -A\n", env.Kubeconfig, env.Clusters[0].Context)
 	return nil
-}
-
-// SpecOf converts a topology into the provider's spec.
-func SpecOf(t *topology.Topology) clusters.Spec {
-	s := clusters.Spec{Name: t.Name, Domain: t.Domain}
-	for _, c := range t.Clusters {
-		s.Clusters = append(s.Clusters, clusters.ClusterSpec{Name: c.Name, Nodes: c.Nodes})
-	}
-	return s
 }
 
 // localProvider returns the embedded provider with its image map: the

@@ -102,7 +102,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		log.Info("removed faults left by an earlier run", "count", len(cleaned))
 	}
 	log.Info("bringing up clusters", "topology", topo.Name, "reuse", res.Reused)
-	env, err := o.Provider.Up(ctx, Spec(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
+	env, err := o.Provider.Up(ctx, clusters.SpecOf(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
 	if err != nil {
 		return nil, fmt.Errorf("bring up topology %q: %w", topo.Name, err)
 	}
@@ -209,15 +209,6 @@ func StateHome() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".local", "state", "nvcf-harness")
-}
-
-// Spec converts a topology into the provider's Spec.
-func Spec(t *topology.Topology) clusters.Spec {
-	s := clusters.Spec{Name: t.Name, Domain: t.Domain}
-	for _, c := range t.Clusters {
-		s.Clusters = append(s.Clusters, clusters.ClusterSpec{Name: c.Name, Nodes: c.Nodes})
-	}
-	return s
 }
 
 // Cells expands the matrix for the workload and trust filters: every

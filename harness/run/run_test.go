@@ -11,7 +11,6 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/harness/model/matrix"
-	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 func TestCells(t *testing.T) {
@@ -28,16 +27,6 @@ func TestCells(t *testing.T) {
 	}
 	_, err = Cells("daemonset", "")
 	require.Error(t, err)
-}
-
-func TestSpecFollowsTopology(t *testing.T) {
-	topo, err := topology.Load("../../topologies/default.yaml")
-	require.NoError(t, err)
-	s := Spec(topo)
-	require.NoError(t, s.Validate())
-	require.Equal(t, "default", s.Name)
-	require.Equal(t, "nvcf.test", s.Domain)
-	require.Equal(t, []clusters.ClusterSpec{{Name: "region-a", Nodes: 1}, {Name: "region-b", Nodes: 1}, {Name: "workers", Nodes: 1}}, s.Clusters)
 }
 
 func TestModuleDir(t *testing.T) {

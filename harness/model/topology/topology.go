@@ -52,6 +52,11 @@ type Stargate struct {
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
+// IsDNSLabel reports whether s is an RFC 1123 DNS label (lower case, at most
+// 63 characters), the form of every name the harness turns into a host name,
+// a namespace or a Kubernetes object name.
+func IsDNSLabel(s string) bool { return dnsLabel.MatchString(s) }
+
 // Load reads and validates a topology file.
 func Load(path string) (*Topology, error) {
 	data, err := os.ReadFile(path)
@@ -95,11 +100,11 @@ func Parse(data []byte) (*Topology, error) {
 }
 
 func (t *Topology) validate() error {
-	if !dnsLabel.MatchString(t.Name) {
+	if !IsDNSLabel(t.Name) {
 		return fmt.Errorf("name %q: want a DNS label (lower-case letters, digits, '-')", t.Name)
 	}
 	for _, l := range strings.Split(t.Domain, ".") {
-		if !dnsLabel.MatchString(l) {
+		if !IsDNSLabel(l) {
 			return fmt.Errorf("domain %q: label %q is not a DNS label", t.Domain, l)
 		}
 	}
@@ -111,7 +116,7 @@ func (t *Topology) validate() error {
 	}
 	seen := map[string]bool{}
 	for _, c := range t.Clusters {
-		if !dnsLabel.MatchString(c.Name) {
+		if !IsDNSLabel(c.Name) {
 			return fmt.Errorf("cluster %q: name must be a DNS label", c.Name)
 		}
 		if seen[c.Name] {

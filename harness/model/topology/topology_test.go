@@ -7,7 +7,7 @@ import (
 )
 
 func TestLoadDefault(t *testing.T) {
-	topo, err := Load("../../topologies/default.yaml")
+	topo, err := Load("../../../topologies/default.yaml")
 	require.NoError(t, err)
 	require.Len(t, topo.Clusters, 3)
 	require.Equal(t, "stargate.region-a.nvcf.test", topo.GRPCHost("region-a"))

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,11 +21,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
-)
 
-// HostnamesAnnotation lists, comma-separated, the external hostnames a
-// LoadBalancer Service announces in the external DNS.
-const HostnamesAnnotation = "conformance.nvcf/external-hostnames"
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+)
 
 // Registrar is where load-balancer hostnames are published; an
 // *extdns.Server satisfies it.

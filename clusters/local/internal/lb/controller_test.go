@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/extdns"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local/internal/extdns"
 )
 
 // The controller against client-go's fake clientset (the real apiserver
@@ -27,7 +29,7 @@ func TestControllerServesLoadBalancerAndClusterIP(t *testing.T) {
 	udpBackend := udpEcho(t, "pod")
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "e2e",
-			Annotations: map[string]string{HostnamesAnnotation: "echo.region-a.nvcf.test, quic.region-a.nvcf.test"}},
+			Annotations: map[string]string{clusters.ExternalHostnamesAnnotation: "echo.region-a.nvcf.test, quic.region-a.nvcf.test"}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "127.0.77.10", Ports: []corev1.ServicePort{
 			{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 50071},
 			{Name: "quic", Protocol: corev1.ProtocolUDP, Port: 50072},

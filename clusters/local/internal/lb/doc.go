@@ -7,7 +7,7 @@
 // round-robin; UDP keeps one upstream socket per client (a session, idle
 // timeout), which QUIC needs. It sets status.loadBalancer.ingress and
 // registers the hostnames of the annotation
-// conformance.nvcf/external-hostnames in the external DNS.
+// clusters.ExternalHostnamesAnnotation in the external DNS.
 //
 // The same forwarders also serve every Service's ClusterIP (added to lo as
 // a /32), so pods that dial a Service DNS name work without kube-proxy.

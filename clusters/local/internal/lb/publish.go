@@ -5,23 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // publish sets status.loadBalancer.ingress and the DNS names.
 func (c *controller) publish(ctx context.Context, svc *corev1.Service, st *svcState) error {
-	var hosts []string
-	for _, h := range strings.Split(svc.Annotations[HostnamesAnnotation], ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hosts = append(hosts, h)
-		}
-	}
+	hosts := clusters.ExternalHostnames(svc.Annotations)
 	c.withdraw(st, hosts)
 	if c.cfg.DNS != nil {
 		for _, h := range hosts {
