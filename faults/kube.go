@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/nvcf/conformance/faults/internal/journal"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/faults/internal/journal"
 )
 
 // Cluster is how a pod, workload or certificate fault reaches one
@@ -45,21 +46,7 @@ func (c Cluster) String() string {
 }
 
 func clientFor(c journal.Cluster) (kubernetes.Interface, error) {
-	if c.Kubeconfig == "" {
-		return nil, errors.New("no kubeconfig given (set Cluster.Kubeconfig to the environment's kubeconfig path)")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: c.Context},
-	).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig %s context %q: %w", c.Kubeconfig, c.Context, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client for %s context %q: %w", c.Kubeconfig, c.Context, err)
-	}
-	return cs, nil
+	return clusters.Client(c.Kubeconfig, c.Context)
 }
 
 // podsOf returns the pods named name, or matching selector.

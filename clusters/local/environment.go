@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
@@ -36,13 +34,7 @@ func environment(ctx context.Context, st *state.State) (*clusters.Environment, e
 
 // loadBalancers lists the Services of type LoadBalancer that have an address.
 func loadBalancers(ctx context.Context, kubeconfig, context string) ([]clusters.LoadBalancer, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s context %s: %w", kubeconfig, context, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := clusters.Client(kubeconfig, context)
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
@@ -59,7 +57,7 @@ func printEnv(ctx context.Context, w io.Writer, env *clusters.Environment) error
 	var errs []error
 	for _, c := range env.Clusters {
 		fmt.Fprintf(tw, "\ncluster %s\tcontext %s\t%s\n", c.Name, c.Context, c.APIServer)
-		cs, err := clientFor(env.Kubeconfig, c.Context)
+		cs, err := env.Client(c.Name)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -98,14 +96,4 @@ func nodeReady(n corev1.Node) string {
 		}
 	}
 	return "NotReady"
-}
-
-func clientFor(kubeconfig, context string) (*kubernetes.Clientset, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s context %s: %w", kubeconfig, context, err)
-	}
-	return kubernetes.NewForConfig(cfg)
 }

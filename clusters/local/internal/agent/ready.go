@@ -8,19 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // waitClusterReady waits until every node of c is Ready and the default
 // ServiceAccount exists (pods cannot be created before it), or timeout.
 func waitClusterReady(ctx context.Context, c *cluster, timeout time.Duration) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.cp.Kubeconfig)
+	cs, err := clusters.Client(c.cp.Kubeconfig, "")
 	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", c.cp.Kubeconfig, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("client for %s: %w", c.plan.Name, err)
+		return fmt.Errorf("cluster %s: %w", c.plan.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

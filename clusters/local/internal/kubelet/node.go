@@ -19,7 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // Version is the kubelet version the node reports.
@@ -92,11 +93,9 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 func newClient(kubeconfig, kctx string) (kubernetes.Interface, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: kctx}).ClientConfig()
+	rc, err := clusters.RESTConfig(kubeconfig, kctx)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s (context %q): %w", kubeconfig, kctx, err)
+		return nil, err
 	}
 	rc.QPS, rc.Burst = 50, 100
 	rc.UserAgent = "nvcf-process-kubelet"

@@ -19,9 +19,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 
@@ -100,10 +100,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	client := cfg.Client
 	if client == nil {
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: cfg.Kubeconfig}
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: cfg.Context}).ClientConfig()
+		rc, err := clusters.RESTConfig(cfg.Kubeconfig, cfg.Context)
 		if err != nil {
-			return fmt.Errorf("lb: kubeconfig %s (context %q): %w", cfg.Kubeconfig, cfg.Context, err)
+			return fmt.Errorf("lb: %w", err)
 		}
 		rc.UserAgent = "nvcf-lb-controller"
 		if client, err = kubernetes.NewForConfig(rc); err != nil {
