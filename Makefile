@@ -15,9 +15,19 @@ all: build
 deps:
 	@./hack/deps.sh
 
-## build: the CLI and the reference components into bin/.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+BIN ?= bin
+
+## build: everything a run needs into $(BIN)/: the CLI, the reference components,
+## the compiled scenario suite, and test2json + gotestsum for its JUnit.
+## bin/harness run needs nothing else (no Go, no source tree).
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	$(GO) test -c -o $(BIN)/scenarios.test ./scenarios
+	$(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
 ## binaries: build (once, cached) the embedded provider's pinned control plane.
 binaries:

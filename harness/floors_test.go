@@ -20,6 +20,7 @@ var floors = []struct {
 	floor  int
 }{
 	{"harness/model", 0},
+	{"topologies", 0},
 	{"fixtures/wire", 0},
 	{"reports", 0},
 	{"clusters", 1},

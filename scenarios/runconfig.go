@@ -9,6 +9,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // RunConfigEnv names the environment variable through which `harness run`
@@ -22,8 +23,8 @@ const RunConfigFile = "run.json"
 // up, the PKI it minted, the cells and the filter. It is a file, so a user
 // can re-run the suite by hand with `go test ./scenarios/ -args -harness.run=FILE`.
 type RunConfig struct {
-	// Topology is the path of the topology file.
-	Topology string `json:"topology"`
+	// Topology is the run's topology, parsed once by the runner.
+	Topology *topology.Topology `json:"topology"`
 	// Environment is what the clusters provider handed back.
 	Environment *clusters.Environment `json:"environment"`
 	// StateDir is the topology's state folder; the faults journal lives
@@ -72,8 +73,8 @@ func ReadRunConfig(path string) (*RunConfig, error) {
 		return nil, fmt.Errorf("run config %q: %w", path, err)
 	}
 	switch {
-	case c.Topology == "":
-		return nil, fmt.Errorf("run config %q: no topology path", path)
+	case c.Topology == nil:
+		return nil, fmt.Errorf("run config %q: no topology (write it with `harness run`)", path)
 	case c.Environment == nil || c.Environment.Kubeconfig == "":
 		return nil, fmt.Errorf("run config %q: no environment (bring one up with `harness up`)", path)
 	case c.PKIDir == "":

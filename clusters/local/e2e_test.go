@@ -161,7 +161,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 	})
 
 	t.Run("a killed control-plane process is restarted", func(t *testing.T) {
-		dir := filepath.Join(state.Root(), envName)
+		dir := filepath.Join(clusters.StateHome(), envName)
 		pidOf := func() (state.Process, error) {
 			st, err := state.Load(dir)
 			if err != nil {
@@ -198,7 +198,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 	})
 
 	t.Run("the next command cleans up after a killed agent", func(t *testing.T) {
-		dir := filepath.Join(state.Root(), envName)
+		dir := filepath.Join(clusters.StateHome(), envName)
 		st, err := state.Load(dir)
 		require.NoError(t, err)
 		require.NoError(t, syscall.Kill(st.AgentPID, syscall.SIGKILL))

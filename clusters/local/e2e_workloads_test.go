@@ -270,7 +270,7 @@ func (c *e2eCluster) waitLB(ctx context.Context, t *testing.T) netip.Addr {
 
 // clusterRSS sums the resident memory of the cluster's processes.
 func clusterRSS(t *testing.T, env, cluster string) int64 {
-	st, err := state.Load(filepath.Join(state.Root(), env))
+	st, err := state.Load(filepath.Join(clusters.StateHome(), env))
 	require.NoError(t, err)
 	var sum int64
 	for _, p := range st.Processes {

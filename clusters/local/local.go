@@ -35,3 +35,8 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 // nvcfbr*/nvcfv*, the nftables tables inet nvcf_harness and inet
 // nvcf_faults, and the harness's addresses on lo. `harness down --purge`.
 func Purge(ctx context.Context, log *slog.Logger) error { return podnet.Cleanup(ctx, log) }
+
+// Versions are the pinned control-plane versions the provider runs.
+func Versions() (kubernetes, etcd, coredns string) {
+	return binaries.Pinned.Kubernetes, binaries.Pinned.Etcd, binaries.Pinned.CoreDNS
+}

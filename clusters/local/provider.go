@@ -21,7 +21,7 @@ import (
 
 // Options configure the provider.
 type Options struct {
-	// StateRoot holds one folder per environment (default state.Root()).
+	// StateRoot holds one folder per environment (default clusters.StateHome()).
 	StateRoot string
 	// CacheDir is the binary cache (default binaries.DefaultCacheDir()).
 	CacheDir string
@@ -45,7 +45,7 @@ var _ clusters.Provider = (*Provider)(nil)
 // New returns the embedded provider.
 func New(o Options) *Provider {
 	if o.StateRoot == "" {
-		o.StateRoot = state.Root()
+		o.StateRoot = clusters.StateHome()
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = binaries.DefaultCacheDir()

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runDown is `harness down`: stop an environment and remove everything it
@@ -60,7 +60,7 @@ func envNames(p *local.Provider, topo, name string) ([]string, error) {
 	case name != "":
 		return []string{name}, nil
 	case topo != "":
-		t, err := topology.Load(topo)
+		t, err := topologies.Load(topo)
 		if err != nil {
 			return nil, err
 		}

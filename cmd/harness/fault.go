@@ -12,9 +12,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/harness/model/topology"
-	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runFault is `harness fault`: inject a fault by hand on clusters that are
@@ -68,12 +69,12 @@ func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
 	var t *topology.Topology
 	if needTopology || f.state == "" {
 		var err error
-		if t, err = topology.Load(f.topology); err != nil {
+		if t, err = topologies.Load(f.topology); err != nil {
 			return nil, fmt.Errorf("fault: %w (pass --topology)", err)
 		}
 	}
 	if f.state == "" {
-		f.state = filepath.Join(harnessrun.StateHome(), t.Name)
+		f.state = filepath.Join(clusters.StateHome(), t.Name)
 	}
 	if f.kubeconfig == "" {
 		f.kubeconfig = filepath.Join(f.state, "kubeconfig")

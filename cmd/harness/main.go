@@ -75,11 +75,3 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 }
-
-// version is set by -ldflags at release time.
-var version = "dev"
-
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
-	_, err := fmt.Fprintln(stdout, "harness", version)
-	return err
-}

@@ -11,7 +11,7 @@ import (
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/harness/model/matrix"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runManifests is `harness manifests`: print the rendered manifests of a
@@ -27,7 +27,7 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	t, err := topology.Load(*topo)
+	t, err := topologies.Load(*topo)
 	if err != nil {
 		return err
 	}

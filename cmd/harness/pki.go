@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runPKI dispatches `harness pki mint` and `harness pki inspect`.
@@ -46,7 +46,7 @@ func runPKIMint(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return errors.New("pki mint: --topology and --out are required")
 	}
-	t, err := topology.Load(*topo)
+	t, err := topologies.Load(*topo)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runRun is `harness run`: bring up (or reuse) the topology, run the
@@ -22,7 +22,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o harnessrun.Options
-	fs.StringVar(&o.Topology, "topology", "topologies/default.yaml", "topology file")
+	topo := fs.String("topology", "topologies/default.yaml", "topology file, or the name of an embedded one (default)")
 	fs.StringVar(&o.Artifacts, "artifacts", "_artifacts", "folder for junit.xml, summary.md and per-case evidence")
 	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see: harness list)")
 	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers to run (tls, authority, discovery, watch, registration, quic, invocation, resilience)")
@@ -54,7 +54,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
-	o.Provider = runProvider(imageMap)
+	if o.Topology, err = topologies.Load(*topo); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	o.TopologyRef = *topo
+	if o.Provider, err = embeddedProvider(imageMap); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	_, err = harnessrun.Run(ctx, o)
 	if errors.Is(err, harnessrun.ErrFailed) {
 		return err
@@ -65,13 +71,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// runProvider is the clusters provider `harness run` brings topologies up
-// with: the embedded one, its process kubelets mapping the nvcf-ref image
-// to the binary the runner builds into the cache, plus the user's mappings.
-func runProvider(extra map[string]string) clusters.Provider {
-	images := map[string]string{"nvcf-ref": filepath.Join(harnessrun.CacheHome(), "bin", "nvcf-ref")}
+// embeddedProvider is the embedded provider that `up` and `run` bring
+// topologies up with: its process kubelets run the nvcf-ref image from the
+// nvcf-ref beside this executable, plus the user's mappings.
+func embeddedProvider(extra map[string]string) (*local.Provider, error) {
+	dir, err := harnessrun.BinDir()
+	if err != nil {
+		return nil, err
+	}
+	images := map[string]string{"nvcf-ref": filepath.Join(dir, harnessrun.ReferenceBinary)}
 	maps.Copy(images, extra)
-	return local.New(local.Options{Images: images})
+	return local.New(local.Options{Images: images}), nil
 }
 
 // parseImageBinaries parses --image-binary's repo=path list.

@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/topologies"
 )
 
 // runUp is `harness up`: bring up (or reuse) the clusters of a topology on
@@ -26,7 +22,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topo := fs.String("topology", "topologies/default.yaml", "topology file")
 	recreate := fs.Bool("recreate", false, "replace a running environment whose topology changed (default: refuse)")
 	images := imageFlag{}
-	fs.Var(images, "image", "map an image to a local binary, name=path (repeatable; default: nvcf-ref → a fresh build of ./cmd/nvcf-ref)")
+	fs.Var(images, "image", "map an image to a local binary, name=path (repeatable; default: nvcf-ref → the nvcf-ref beside this executable)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -34,12 +30,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("up: unexpected arguments %v", fs.Args())
 	}
-	t, err := topology.Load(*topo)
+	t, err := topologies.Load(*topo)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
 	log := cliLogger(stderr, *verbose)
-	p, err := localProvider(ctx, images, stderr, log)
+	p, err := embeddedProvider(images)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
@@ -58,57 +54,6 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "external DNS: %s\n", env.DNS)
 	fmt.Fprintf(stdout, "try: kubectl --kubeconfig %s --context %s get pods -A\n", env.Kubeconfig, env.Clusters[0].Context)
 	return nil
-}
-
-// localProvider returns the embedded provider with its image map: the
-// given one, plus nvcf-ref built from this module when it is not mapped.
-func localProvider(ctx context.Context, images map[string]string, progress io.Writer, log *slog.Logger) (*local.Provider, error) {
-	if _, ok := images["nvcf-ref"]; !ok {
-		bin, err := buildRef(ctx, progress)
-		if err != nil {
-			return nil, err
-		}
-		images["nvcf-ref"] = bin
-	}
-	return local.New(local.Options{Images: images}), nil
-}
-
-// buildRef builds ./cmd/nvcf-ref of the module around the working folder
-// into the cache's bin/ (Go's build cache makes a rebuild quick).
-func buildRef(ctx context.Context, progress io.Writer) (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(local.CacheDir(), "bin", "nvcf-ref")
-	fmt.Fprintf(progress, "building nvcf-ref from %s…\n", root)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/nvcf-ref")
-	cmd.Dir = root
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build nvcf-ref: %w\n%s", err, buf.String())
-	}
-	return out, nil
-}
-
-// moduleRoot finds the folder of this project's go.mod above the working folder.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(data, []byte("module github.com/nvcf/conformance\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the conformance module, so nvcf-ref cannot be built; run from the repository or pass --image nvcf-ref=/path/to/nvcf-ref")
-		}
-		dir = parent
-	}
 }
 
 // imageFlag collects --image name=path.

@@ -23,8 +23,11 @@ import (
 
 // Options configure a run.
 type Options struct {
-	// Topology is the topology file.
-	Topology string
+	// Topology is the topology, parsed once; it reaches the suite as a value.
+	Topology *topology.Topology
+	// TopologyRef is how the user named it (a path or an embedded name),
+	// for the commands the run suggests.
+	TopologyRef string
 	// Artifacts is the folder for junit.xml, the summary and the evidence.
 	Artifacts string
 	// Provider brings the clusters up and down.
@@ -32,9 +35,9 @@ type Options struct {
 	// StateDir is the topology's state folder (the PKI is minted into
 	// StateDir/pki); empty means $XDG_STATE_HOME/nvcf-harness/<name>.
 	StateDir string
-	// ModuleDir is the module's root (where go.mod is); empty: found from
-	// the working folder upwards.
-	ModuleDir string
+	// BinDir holds the suite and the reference binary (default: the
+	// running executable's folder, where `make build` puts them).
+	BinDir string
 	// Run, Layers and Labels filter the catalogue; Workloads and Trusts the matrix.
 	Run, Layers, Labels string
 	Workloads, Trusts   string
@@ -69,10 +72,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, err
 	}
 	log := o.Logger
-	topo, err := topology.Load(o.Topology)
-	if err != nil {
-		return nil, err
-	}
+	topo := o.Topology
 	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
 	if err != nil {
 		return nil, err
@@ -84,11 +84,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if len(scenarios.Plan(scenarios.Catalogue(), cells, sf)) == 0 {
 		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload and --trust (see `harness list`)")
 	}
+	if err := checkBundle(o.BinDir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(o.Artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts folder %q: %w", o.Artifacts, err)
-	}
-	if err := buildReference(ctx, o.ModuleDir, log); err != nil {
-		return nil, err
 	}
 	res = &Result{JUnit: filepath.Join(o.Artifacts, "junit.xml")}
 	if _, serr := o.Provider.Status(ctx, topo.Name); serr == nil {
@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	defer func() {
 		if o.Keep || res.Reused {
-			log.Info("leaving the clusters up", "topology", topo.Name, "down", "harness down --topology "+o.Topology)
+			log.Info("leaving the clusters up", "topology", topo.Name, "down", "harness down --topology "+o.TopologyRef)
 			return
 		}
 		if derr := o.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {
@@ -120,7 +120,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return res, err
 	}
 	cfg := scenarios.RunConfig{
-		Topology: o.Topology, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
+		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
 	}
 	for _, c := range cells {
@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := clearCases(o.Artifacts); err != nil {
 		return res, err
 	}
-	testErr := runSuite(ctx, o.ModuleDir, cfgPath, res.JUnit, o.Stdout)
+	testErr := runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, res.JUnit, o.Stdout)
 	results, lerr := reports.LoadCases(o.Artifacts)
 	if lerr != nil {
 		return res, lerr
@@ -163,8 +163,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 
 func (o *Options) fill() error {
 	switch {
-	case o.Topology == "":
-		return errors.New("run: no topology file; pass --topology")
+	case o.Topology == nil:
+		return errors.New("run: no topology; pass --topology")
 	case o.Artifacts == "":
 		return errors.New("run: no artifacts folder; pass --artifacts")
 	case o.Provider == nil:
@@ -175,9 +175,6 @@ func (o *Options) fill() error {
 		return err
 	}
 	o.Artifacts = abs
-	if o.Topology, err = filepath.Abs(o.Topology); err != nil {
-		return err
-	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -187,28 +184,18 @@ func (o *Options) fill() error {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
 	}
-	if o.ModuleDir == "" {
-		if o.ModuleDir, err = moduleDir(); err != nil {
+	if o.TopologyRef == "" {
+		o.TopologyRef = o.Topology.Name
+	}
+	if o.BinDir == "" {
+		if o.BinDir, err = BinDir(); err != nil {
 			return err
 		}
 	}
 	if o.StateDir == "" {
-		t, err := topology.Load(o.Topology)
-		if err != nil {
-			return err
-		}
-		o.StateDir = filepath.Join(StateHome(), t.Name)
+		o.StateDir = filepath.Join(clusters.StateHome(), o.Topology.Name)
 	}
 	return nil
-}
-
-// StateHome is $XDG_STATE_HOME/nvcf-harness (default ~/.local/state/nvcf-harness).
-func StateHome() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "nvcf-harness")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".local", "state", "nvcf-harness")
 }
 
 // Cells expands the matrix for the workload and trust filters: every

@@ -3,14 +3,13 @@ package run
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 func TestCells(t *testing.T) {
@@ -29,13 +28,6 @@ func TestCells(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestModuleDir(t *testing.T) {
-	d, err := moduleDir()
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(d, "go.mod"))
-	require.NoError(t, err)
-}
-
 // refusingProvider fails every call, to show Run stops before running anything.
 type refusingProvider struct{ ups int }
 
@@ -52,9 +44,13 @@ func TestRunRefusesBadInput(t *testing.T) {
 	p := &refusingProvider{}
 	_, err := Run(context.Background(), Options{Artifacts: t.TempDir(), Provider: p})
 	require.ErrorContains(t, err, "--topology")
-	_, err = Run(context.Background(), Options{Topology: "../../topologies/default.yaml", Artifacts: t.TempDir(), Provider: p, Layers: "bogus"})
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, Layers: "bogus"})
 	require.ErrorContains(t, err, `unknown layer "bogus"`)
-	_, err = Run(context.Background(), Options{Topology: "../../topologies/default.yaml", Artifacts: t.TempDir(), Provider: p, Run: "^no-such-scenario$"})
+	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, Run: "^no-such-scenario$"})
 	require.ErrorContains(t, err, "select no case")
+	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: t.TempDir()})
+	require.ErrorContains(t, err, "lacks scenarios.test, nvcf-ref, test2json, gotestsum; build them with `make build`")
 	require.Zero(t, p.ups, "nothing was brought up for a run that selects nothing")
 }

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // Versions pins what is built.
@@ -60,15 +62,7 @@ type Options struct {
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/nvcf-harness, or ~/.cache/nvcf-harness.
-func DefaultCacheDir() string {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "nvcf-harness")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".cache", "nvcf-harness")
-	}
-	return filepath.Join(os.TempDir(), "nvcf-harness-cache")
-}
+func DefaultCacheDir() string { return clusters.CacheHome() }
 
 // ErrBuild is wrapped by every failed build.
 var ErrBuild = errors.New("building control-plane binaries failed")

@@ -53,17 +53,6 @@ type Cluster struct {
 	Nodes     []string `json:"nodes"`
 }
 
-// Root is $XDG_STATE_HOME/nvcf-harness (default ~/.local/state/nvcf-harness).
-func Root() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "nvcf-harness")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "state", "nvcf-harness")
-	}
-	return filepath.Join(os.TempDir(), "nvcf-harness-state")
-}
-
 // File is the path of state.json in dir.
 func File(dir string) string { return filepath.Join(dir, "state.json") }
 
