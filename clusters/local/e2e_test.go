@@ -279,7 +279,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // buildTools builds the harness (agent and container wrapper) and nvcf-ref
 // into a temporary folder.
 func buildTools(ctx context.Context, t *testing.T) (harness, ref string) {
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	dir := t.TempDir()
 	for _, pkg := range []string{"harness", "nvcf-ref"} {
