@@ -160,6 +160,8 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		})
 	})
 
+	testAPISecurity(ctx, t, env)
+
 	t.Run("a killed control-plane process is restarted", func(t *testing.T) {
 		dir := filepath.Join(clusters.StateHome(), envName)
 		pidOf := func() (state.Process, error) {

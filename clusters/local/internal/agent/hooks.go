@@ -20,7 +20,8 @@ type Hooks struct {
 
 // Node is what a node runner gets.
 type Node struct {
-	// Kubeconfig and Context reach the cluster's API server.
+	// Kubeconfig and Context reach the cluster's API server as the node
+	// (system:node:<Name>).
 	Kubeconfig, Context string
 	Name                string
 	Network             *podnet.Cluster
@@ -49,7 +50,7 @@ type LB struct {
 func (a *agent) runNode(ctx context.Context, c *cluster, n int) error {
 	name := c.plan.NodeName(n)
 	return a.hooks.Node(ctx, Node{
-		Kubeconfig: c.cp.Kubeconfig, Context: c.plan.Name, Name: name, Network: c.net,
+		Kubeconfig: c.cp.NodeKubeconfigs[n], Context: c.plan.Name, Name: name, Network: c.net,
 		DNS: c.plan.BridgeIP(), Images: a.cfg.Images, Dir: filepath.Join(a.dir, c.plan.Name, "nodes", name),
 		Port: c.plan.KubeletPort(n), CertFile: c.cp.PKI.NodeCerts[n], KeyFile: c.cp.PKI.NodeKeys[n],
 		ClientCAFile: c.cp.PKI.CACert, Log: a.log.With("node", name),
@@ -58,7 +59,7 @@ func (a *agent) runNode(ctx context.Context, c *cluster, n int) error {
 
 func (a *agent) runLB(ctx context.Context, c *cluster) error {
 	return a.hooks.LB(ctx, LB{
-		Kubeconfig: c.cp.Kubeconfig, Context: c.plan.Name, ClusterIndex: c.plan.Index, DNS: a.dns,
+		Kubeconfig: c.cp.LBKubeconfig, Context: c.plan.Name, ClusterIndex: c.plan.Index, DNS: a.dns,
 		Log: a.log.With("cluster", c.plan.Name, "component", "lb"),
 	})
 }

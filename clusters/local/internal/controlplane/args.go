@@ -46,7 +46,10 @@ func apiserverArgs(c plan.Cluster, p *PKI) []string {
 	return []string{
 		fmt.Sprintf("--etcd-servers=https://127.0.0.1:%d", c.EtcdClientPort()),
 		"--etcd-cafile=" + p.CACert, "--etcd-certfile=" + p.EtcdClientCert, "--etcd-keyfile=" + p.EtcdClientKey,
-		"--bind-address=0.0.0.0", fmt.Sprintf("--secure-port=%d", c.APIServerPort()),
+		// The bridge address rather than 0.0.0.0: the host reaches it over
+		// lo and the cluster's pods over their bridge (KUBERNETES_SERVICE_HOST);
+		// the nftables table refuses it from every other interface.
+		"--bind-address=" + c.BridgeIP().String(), fmt.Sprintf("--secure-port=%d", c.APIServerPort()),
 		"--advertise-address=" + c.BridgeIP().String(),
 		"--tls-cert-file=" + p.APIServerCert, "--tls-private-key-file=" + p.APIServerKey,
 		"--client-ca-file=" + p.CACert,
@@ -56,7 +59,9 @@ func apiserverArgs(c plan.Cluster, p *PKI) []string {
 		"--service-account-issuer=https://kubernetes.default.svc." + plan.ClusterDomain,
 		"--service-account-key-file=" + p.SAPub, "--service-account-signing-key-file=" + p.SAKey,
 		"--service-cluster-ip-range=" + c.ServicePrefix().String(),
-		"--authorization-mode=AlwaysAllow",
+		"--anonymous-auth=false",
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true",
 		"--watch-cache=false", "--profiling=false", "--enable-priority-and-fairness=false",
 		"--event-ttl=1h", "--v=1",
@@ -80,7 +85,9 @@ func controllerManagerArgs(p *PKI, kubeconfig string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--controllers=" + strings.Join(controllers, ","),
-		"--use-service-account-credentials=false",
+		// Each controller acts through its own service account in
+		// kube-system, with the bootstrap policy's system:controller:* role.
+		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + p.SAKey, "--root-ca-file=" + p.CACert,
 		"--cluster-signing-cert-file=" + p.CACert, "--cluster-signing-key-file=" + p.CAKey,
 		"--leader-elect=false", "--secure-port=0", "--profiling=false",

@@ -46,16 +46,24 @@ type Cluster struct {
 	PKI *PKI
 	// Kubeconfig is a single-context admin kubeconfig for this cluster.
 	Kubeconfig string
+	// NodeKubeconfigs[n] is node n's kubeconfig (system:node:<name>);
+	// LBKubeconfig the load-balancer controller's. The controller manager,
+	// the scheduler and CoreDNS have theirs beside them in Dir.
+	NodeKubeconfigs []string
+	LBKubeconfig    string
 	// Access reaches the API server.
 	Access Access
+
+	coreDNSKubeconfig string
 
 	mu    sync.Mutex
 	procs []*proc.Process // in start order
 }
 
-// Start mints the PKI, writes the kubeconfig and starts etcd, the API
-// server (waiting until it is ready), the controller manager and the
-// scheduler. On error, whatever was started is stopped.
+// Start mints the PKI, writes a kubeconfig per identity and starts etcd,
+// the API server (waiting until it is ready), the controller manager and
+// the scheduler, after granting CoreDNS and the load-balancer controller
+// their roles. On error, whatever was started is stopped.
 func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -74,10 +82,36 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if c.PKI, err = MintPKI(filepath.Join(cfg.Dir, "pki"), cfg.Plan, cfg.Nodes); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cfg.Plan.Name, err)
 	}
-	c.Access = Access{Name: cfg.Plan.Name, Server: fmt.Sprintf("https://127.0.0.1:%d", cfg.Plan.APIServerPort()),
+	server := fmt.Sprintf("https://%s:%d", cfg.Plan.BridgeIP(), cfg.Plan.APIServerPort())
+	c.Access = Access{Name: cfg.Plan.Name, Server: server,
 		CACert: c.PKI.CACert, ClientCert: c.PKI.AdminCert, ClientKey: c.PKI.AdminKey}
 	if err := WriteKubeconfig(c.Kubeconfig, c.Access); err != nil {
 		return nil, err
+	}
+	identity := func(file, crt, key string) (string, error) {
+		path := filepath.Join(cfg.Dir, file+".kubeconfig")
+		return path, WriteKubeconfig(path, Access{Name: cfg.Plan.Name, Server: server, CACert: c.PKI.CACert, ClientCert: crt, ClientKey: key})
+	}
+	cmKubeconfig, err := identity("kube-controller-manager", c.PKI.ControllerManagerCert, c.PKI.ControllerManagerKey)
+	if err != nil {
+		return nil, err
+	}
+	schedKubeconfig, err := identity("kube-scheduler", c.PKI.SchedulerCert, c.PKI.SchedulerKey)
+	if err != nil {
+		return nil, err
+	}
+	if c.coreDNSKubeconfig, err = identity("coredns", c.PKI.CoreDNSCert, c.PKI.CoreDNSKey); err != nil {
+		return nil, err
+	}
+	if c.LBKubeconfig, err = identity("load-balancer-controller", c.PKI.LBCert, c.PKI.LBKey); err != nil {
+		return nil, err
+	}
+	for n := range cfg.Nodes {
+		path, err := identity(cfg.Plan.NodeName(n), c.PKI.NodeCerts[n], c.PKI.NodeKeys[n])
+		if err != nil {
+			return nil, err
+		}
+		c.NodeKubeconfigs = append(c.NodeKubeconfigs, path)
 	}
 	if err := c.start("etcd", cfg.Bin.Etcd, etcdArgs(cfg.Plan, c.PKI, filepath.Join(cfg.Dir, "etcd"))); err != nil {
 		return nil, err
@@ -88,10 +122,13 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if err := c.waitReady(ctx, time.Minute); err != nil {
 		return nil, err
 	}
-	if err := c.start("kube-controller-manager", cfg.Bin.ControllerManager, controllerManagerArgs(c.PKI, c.Kubeconfig)); err != nil {
+	if err := ensureRBAC(ctx, c.Kubeconfig); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cfg.Plan.Name, err)
+	}
+	if err := c.start("kube-controller-manager", cfg.Bin.ControllerManager, controllerManagerArgs(c.PKI, cmKubeconfig)); err != nil {
 		return nil, err
 	}
-	if err := c.start("kube-scheduler", cfg.Bin.Scheduler, schedulerArgs(c.Kubeconfig)); err != nil {
+	if err := c.start("kube-scheduler", cfg.Bin.Scheduler, schedulerArgs(schedKubeconfig)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -101,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 // exist by then.
 func (c *Cluster) StartCoreDNS() error {
 	path := filepath.Join(c.cfg.Dir, "Corefile")
-	if err := os.WriteFile(path, []byte(corefile(c.cfg.Plan, c.Kubeconfig, c.cfg.Domain)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(corefile(c.cfg.Plan, c.coreDNSKubeconfig, c.cfg.Domain)), 0o644); err != nil {
 		return fmt.Errorf("cluster %s: write Corefile: %w", c.cfg.Plan.Name, err)
 	}
 	return c.start("coredns", c.cfg.Bin.CoreDNS, []string{"-conf", path})

@@ -21,15 +21,27 @@ type PKI struct {
 	// APIServerCert serves the API on 127.0.0.1, the bridge address and the
 	// kubernetes Service IP.
 	APIServerCert, APIServerKey string
-	// AdminCert is a system:masters client certificate (kubeconfig, controllers, CoreDNS).
+	// AdminCert is a system:masters client certificate: the harness's and
+	// the user's kubeconfig, nothing else.
 	AdminCert, AdminKey string
+	// ControllerManagerCert (system:kube-controller-manager) and
+	// SchedulerCert (system:kube-scheduler) are the identities the API
+	// server's bootstrap RBAC policy grants those components.
+	ControllerManagerCert, ControllerManagerKey string
+	SchedulerCert, SchedulerKey                 string
+	// CoreDNSCert and LBCert are the identities of CoreDNS and the agent's
+	// load-balancer controller, bound to the ClusterRoles of rbac.go.
+	CoreDNSCert, CoreDNSKey string
+	LBCert, LBKey           string
 	// EtcdCert serves etcd and is its peer certificate; EtcdClientCert is the API server's.
 	EtcdCert, EtcdKey, EtcdClientCert, EtcdClientKey string
 	// KubeletClientCert is what the API server presents to kubelets (logs, exec).
 	KubeletClientCert, KubeletClientKey string
 	// SAKey signs service-account tokens; SAPub verifies them.
 	SAKey, SAPub string
-	// NodeCerts[n] and NodeKeys[n] serve node n's kubelet API (IP SAN: the bridge address).
+	// NodeCerts[n] and NodeKeys[n] serve node n's kubelet API (IP SAN: the
+	// bridge address) and are its client identity, system:node:<name> in
+	// system:nodes, which the Node authorizer confines to its own pods.
 	NodeCerts, NodeKeys []string
 }
 
@@ -61,6 +73,10 @@ func MintPKI(dir string, c plan.Cluster, nodes int) (*PKI, error) {
 		{"etcd", certRequest{cn: "etcd", server: true, client: true, ips: []net.IP{loop}, dns: []string{"localhost"}}, &p.EtcdCert, &p.EtcdKey},
 		{"etcd-client", certRequest{cn: "kube-apiserver-etcd-client", client: true}, &p.EtcdClientCert, &p.EtcdClientKey},
 		{"kubelet-client", certRequest{cn: "kube-apiserver-kubelet-client", org: []string{"system:masters"}, client: true}, &p.KubeletClientCert, &p.KubeletClientKey},
+		{"kube-controller-manager", certRequest{cn: "system:kube-controller-manager", client: true}, &p.ControllerManagerCert, &p.ControllerManagerKey},
+		{"kube-scheduler", certRequest{cn: "system:kube-scheduler", client: true}, &p.SchedulerCert, &p.SchedulerKey},
+		{"coredns", certRequest{cn: CoreDNSUser, client: true}, &p.CoreDNSCert, &p.CoreDNSKey},
+		{"load-balancer-controller", certRequest{cn: LBUser, client: true}, &p.LBCert, &p.LBKey},
 	}
 	for _, l := range leafs {
 		kp, err := ca.issue(l.req)

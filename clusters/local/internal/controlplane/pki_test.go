@@ -52,7 +52,20 @@ func TestMintPKI(t *testing.T) {
 	require.NoError(t, err, "kubelet serving certificate for the node's InternalIP")
 	require.Equal(t, "system:node:region-c-node-1", node.Subject.CommonName)
 
-	for _, key := range append([]string{p.CAKey, p.APIServerKey, p.AdminKey, p.EtcdKey, p.EtcdClientKey, p.SAKey, p.KubeletClientKey}, p.NodeKeys...) {
+	for path, want := range map[string]string{
+		p.ControllerManagerCert: "system:kube-controller-manager", p.SchedulerCert: "system:kube-scheduler",
+		p.CoreDNSCert: CoreDNSUser, p.LBCert: LBUser,
+	} {
+		c := readCert(t, path)
+		require.Equal(t, want, c.Subject.CommonName)
+		require.Empty(t, c.Subject.Organization, "%s must not be in system:masters", want)
+		_, err = c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"system:nodes"}, node.Subject.Organization)
+
+	for _, key := range append([]string{p.CAKey, p.APIServerKey, p.AdminKey, p.EtcdKey, p.EtcdClientKey, p.SAKey, p.KubeletClientKey,
+		p.ControllerManagerKey, p.SchedulerKey, p.CoreDNSKey, p.LBKey}, p.NodeKeys...) {
 		fi, err := os.Stat(key)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), key)
@@ -131,8 +144,11 @@ func TestArgs(t *testing.T) {
 	require.Contains(t, api, "--advertise-address=198.18.11.1")
 	require.Contains(t, api, "--service-cluster-ip-range=198.19.11.0/24")
 	require.Contains(t, api, "--etcd-servers=https://127.0.0.1:12380")
-	require.Contains(t, api, "--authorization-mode=AlwaysAllow")
+	require.Contains(t, api, "--bind-address=198.18.11.1", "the bridge address, never 0.0.0.0")
+	require.Contains(t, api, "--authorization-mode=Node,RBAC")
+	require.Contains(t, api, "--anonymous-auth=false")
+	require.Contains(t, api, "--enable-admission-plugins=NodeRestriction")
 	kcm := strings.Join(controllerManagerArgs(p, "/k"), " ")
 	require.Contains(t, kcm, "node-lifecycle-controller")
-	require.Contains(t, kcm, "--use-service-account-credentials=false")
+	require.Contains(t, kcm, "--use-service-account-credentials=true")
 }

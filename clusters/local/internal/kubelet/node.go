@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	mux := http.NewServeMux()
 	opts := []nodeutil.NodeOpt{
-		nodeutil.WithClient(client),
+		nodeutil.WithClient(vkClient{client}),
 		func(nc *nodeutil.NodeConfig) error {
 			nc.NodeSpec = nodeSpec(cfg, p.capacity)
 			nc.HTTPListenAddr = net.JoinHostPort(cfg.Network.Gateway().String(), strconv.Itoa(cfg.KubeletPort))
@@ -114,8 +114,9 @@ func nodeSpec(cfg Config, capacity corev1.ResourceList) corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: cfg.NodeName,
 			Labels: map[string]string{
+				// No kubernetes.io/role: NodeRestriction refuses a node
+				// that sets a kubernetes.io label outside the kubelet's set.
 				"type":                   "virtual-kubelet",
-				"kubernetes.io/role":     "agent",
 				"kubernetes.io/hostname": cfg.NodeName,
 				"kubernetes.io/os":       "linux",
 				"kubernetes.io/arch":     runtime.GOARCH,

@@ -43,8 +43,8 @@ func (c Cluster) KubernetesServiceIP() netip.Addr { return c.ServicePrefix().Add
 // LBPool is the range load-balancer addresses come from.
 func (c Cluster) LBPool() netip.Prefix { return podnet.LBPrefix(c.Index) }
 
-// APIServerPort is the kube-apiserver's port on every host address.
-func (c Cluster) APIServerPort() int { return 6443 + c.Index }
+// APIServerPort is the kube-apiserver's port on the bridge address.
+func (c Cluster) APIServerPort() int { return podnet.APIServerPort(c.Index) }
 
 // EtcdClientPort and EtcdPeerPort are etcd's ports on 127.0.0.1.
 func (c Cluster) EtcdClientPort() int { return 12379 + c.Index }

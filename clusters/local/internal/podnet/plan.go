@@ -32,6 +32,12 @@ func ServicePrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 19, 10+
 // LBPrefix is cluster i's load-balancer pool, 198.19.(100+i).0/24.
 func LBPrefix(i int) netip.Prefix { return netip.PrefixFrom(v4(198, 19, 100+i, 0), 24) }
 
+// APIServerPort is cluster i's kube-apiserver port on its bridge address,
+// 6443+i; the nftables table admits it only from lo and our bridges.
+func APIServerPort(i int) int { return apiServerPortBase + i }
+
+const apiServerPortBase = 6443
+
 // BridgeName is cluster i's bridge, nvcfbr<i>.
 func BridgeName(i int) string { return fmt.Sprintf("nvcfbr%d", i) }
 
