@@ -19,7 +19,7 @@ deps:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-## binaries: build (once, cached) the embedded provider's pinned control plane.
+## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane.
 binaries:
 	$(GO) run ./cmd/harness binaries
 

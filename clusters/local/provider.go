@@ -1,5 +1,5 @@
-// Package local is the embedded provider: real control planes built from
-// pinned sources, pods as processes in network namespaces, load balancers
+// Package local is the embedded provider: real control planes from pinned
+// upstream releases (downloaded and checksum-verified, or built), pods as processes in network namespaces, load balancers
 // and external DNS served by an agent process. See docs/provider-local.md.
 package local
 
@@ -25,6 +25,10 @@ type Options struct {
 	StateRoot string
 	// CacheDir is the binary cache (default binaries.DefaultCacheDir()).
 	CacheDir string
+	// BinarySources are the release base URLs the control-plane binaries
+	// are downloaded from (empty fields: the NVCF_BINARIES_*_URL
+	// environment variables, else upstream); see docs/provider-local.md.
+	BinarySources BinarySources
 	// AgentCommand is the argv that runs the agent; the provider appends
 	// "--state <dir>". Default: this executable with "agent".
 	AgentCommand []string
@@ -88,7 +92,7 @@ func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if env, done, err := p.reuseOrClear(ctx, spec, o); done || err != nil {
 		return env, err
 	}
-	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Progress: o.Progress, Log: o.Logger})
+	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Sources: p.o.BinarySources, Progress: o.Progress, Log: o.Logger})
 	if err != nil {
 		return nil, err
 	}

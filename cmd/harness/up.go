@@ -146,9 +146,10 @@ func cliLogger(w io.Writer, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// runBinaries is `harness binaries`: build (or verify) the embedded
-// provider's control-plane binaries in the cache, with progress; CI runs it
-// before the tests so that the long cold build is not charged to one test.
+// runBinaries is `harness binaries`: download (or, when the releases are
+// unreachable, build) the embedded provider's control-plane binaries into
+// the cache, with progress; CI runs it before the tests so that a long cold
+// build is not charged to one test.
 func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("binaries", flag.ContinueOnError)
 	fs.SetOutput(stderr)
