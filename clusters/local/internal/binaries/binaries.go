@@ -139,6 +139,18 @@ func k8sDir(o Options) string     { return filepath.Join(o.CacheDir, "k8s-build-
 func etcdDir(o Options) string    { return filepath.Join(o.CacheDir, "etcd-"+o.Versions.Etcd) }
 func corednsDir(o Options) string { return filepath.Join(o.CacheDir, "coredns-"+o.Versions.CoreDNS) }
 
+// Ready reports whether every binary is in the cache with a matching stamp
+// (Ensure would then neither download nor build anything).
+func Ready(o Options) bool {
+	o.defaults()
+	for _, c := range components(o) {
+		if !c.fresh() {
+			return false
+		}
+	}
+	return true
+}
+
 // Ensure returns the binaries, downloading or building whichever are
 // missing or stale.
 // It holds a lock in the cache so that two harness processes never build
