@@ -130,10 +130,10 @@ func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 			env, err := p.Status(ctx, name)
 			return env, true, err
 		case !o.Recreate && name == spec.Name:
-			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); run with --recreate to replace it, or `harness down` first",
+			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); replace it with `harness up --recreate --topology FILE`, or run `harness down` first",
 				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
 		case !o.Recreate:
-			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or --recreate",
+			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or replace it with `harness up --recreate --topology FILE`",
 				ErrOtherRunning, name, st.AgentPID, name)
 		default:
 			fmt.Fprintf(o.Progress, "recreating: stopping environment %q…\n", name)

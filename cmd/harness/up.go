@@ -25,8 +25,8 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	topo := fs.String("topology", "topologies/default.yaml", "topology file")
 	recreate := fs.Bool("recreate", false, "replace a running environment whose topology changed (default: refuse)")
-	images := imageFlag{}
-	fs.Var(images, "image", "map an image to a local binary, name=path (repeatable; default: nvcf-ref → a fresh build of ./cmd/nvcf-ref)")
+	images := imageBinaries{}
+	fs.Var(images, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,6 +38,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
+	spec := SpecOf(t)
+	// Before building anything: root, tools, ports, disk.
+	if err := local.New(local.Options{}).Preflight(&spec); err != nil {
+		return fmt.Errorf("up: %w", err)
+	}
 	log := cliLogger(stderr, *verbose)
 	p, err := localProvider(ctx, images, stderr, log)
 	if err != nil {
@@ -47,7 +52,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *recreate {
 		opts = append(opts, clusters.WithRecreate())
 	}
-	env, err := p.Up(ctx, SpecOf(t), opts...)
+	env, err := p.Up(ctx, spec, opts...)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
@@ -114,27 +119,36 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside the conformance module, so nvcf-ref cannot be built; run from the repository or pass --image nvcf-ref=/path/to/nvcf-ref")
+			return "", errors.New("not inside the conformance module, so nvcf-ref cannot be built; run from the repository or pass --image-binary nvcf-ref=/path/to/nvcf-ref")
 		}
 		dir = parent
 	}
 }
 
-// imageFlag collects --image name=path.
-type imageFlag map[string]string
+const imageBinaryUsage = "embedded provider: run image repository `REPO` from local binary PATH, REPO=PATH; comma-separated or repeated (nvcf-ref defaults to a fresh build of ./cmd/nvcf-ref)"
 
-func (f imageFlag) String() string { return fmt.Sprint(map[string]string(f)) }
+// imageBinaries collects --image-binary REPO=PATH[,REPO=PATH…] (repeatable;
+// paths are made absolute), the one flag that maps images to binaries in
+// both `up` and `run`.
+type imageBinaries map[string]string
 
-func (f imageFlag) Set(v string) error {
-	name, path, ok := strings.Cut(v, "=")
-	if !ok || name == "" || path == "" {
-		return fmt.Errorf("want name=path, got %q", v)
+func (f imageBinaries) String() string { return fmt.Sprint(map[string]string(f)) }
+
+func (f imageBinaries) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		repo, path, ok := strings.Cut(kv, "=")
+		if !ok || repo == "" || path == "" {
+			return fmt.Errorf("%q is not REPO=/path/to/binary", kv)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		f[repo] = abs
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	f[name] = abs
 	return nil
 }
 
@@ -155,6 +169,9 @@ func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := local.New(local.Options{}).Preflight(nil); err != nil {
+		return fmt.Errorf("binaries: %w", err)
 	}
 	set, err := local.EnsureBinaries(ctx, stderr)
 	if err != nil {

@@ -18,11 +18,3 @@ func TestSpecOfDefaultTopology(t *testing.T) {
 		{Name: "region-a", Nodes: 1}, {Name: "region-b", Nodes: 1}, {Name: "workers", Nodes: 1},
 	}}, spec)
 }
-
-func TestImageFlag(t *testing.T) {
-	f := imageFlag{}
-	require.NoError(t, f.Set("nvcf-ref=/opt/nvcf-ref"))
-	require.Equal(t, "/opt/nvcf-ref", f["nvcf-ref"])
-	require.Error(t, f.Set("nvcf-ref"))
-	require.Error(t, f.Set("=/x"))
-}
