@@ -29,7 +29,7 @@ build:
 	$(GO) test -c -o $(BIN)/scenarios.test ./scenarios
 	$(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
-## binaries: build (once, cached) the embedded provider's pinned control plane.
+## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane.
 binaries:
 	$(GO) run ./cmd/harness binaries
 
@@ -55,9 +55,10 @@ generate: deps
 	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	$(GO) generate ./...
 
-## lint: gofmt and go vet.
+## lint: gofmt, go vet, and go.mod/go.sum as `go mod tidy` leaves them.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit the result"; exit 1; }
 	$(GO) vet ./...
 
 clean:

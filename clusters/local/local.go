@@ -23,9 +23,13 @@ func CacheDir() string { return binaries.DefaultCacheDir() }
 // Binaries are the paths of the control-plane binaries.
 type Binaries = binaries.Set
 
-// EnsureBinaries builds whichever control-plane binaries the cache lacks
-// (about 15 minutes cold on 2 cores), printing progress to progress, and
-// returns their paths.
+// BinarySources are the base URLs of the pinned release artifacts.
+type BinarySources = binaries.Sources
+
+// EnsureBinaries fills the cache with whichever control-plane binaries it
+// lacks: downloaded and checked against the published SHA-256 when the
+// release hosts answer, else built from source (about 15 minutes cold on 2
+// cores). It prints progress to progress and returns their paths.
 func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) {
 	return binaries.Ensure(ctx, binaries.Options{Progress: progress})
 }

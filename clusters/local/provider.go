@@ -1,5 +1,5 @@
-// Package local is the embedded provider: real control planes built from
-// pinned sources, pods as processes in network namespaces, load balancers
+// Package local is the embedded provider: real control planes from pinned
+// upstream releases (downloaded and checksum-verified, or built), pods as processes in network namespaces, load balancers
 // and external DNS served by an agent process. See docs/provider-local.md.
 package local
 
@@ -25,6 +25,10 @@ type Options struct {
 	StateRoot string
 	// CacheDir is the binary cache (default binaries.DefaultCacheDir()).
 	CacheDir string
+	// BinarySources are the release base URLs the control-plane binaries
+	// are downloaded from (empty fields: the NVCF_BINARIES_*_URL
+	// environment variables, else upstream); see docs/provider-local.md.
+	BinarySources BinarySources
 	// AgentCommand is the argv that runs the agent; the provider appends
 	// "--state <dir>". Default: this executable with "agent".
 	AgentCommand []string
@@ -88,7 +92,7 @@ func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if env, done, err := p.reuseOrClear(ctx, spec, o); done || err != nil {
 		return env, err
 	}
-	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Progress: o.Progress, Log: o.Logger})
+	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Sources: p.o.BinarySources, Progress: o.Progress, Log: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +130,10 @@ func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 			env, err := p.Status(ctx, name)
 			return env, true, err
 		case !o.Recreate && name == spec.Name:
-			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); run with --recreate to replace it, or `harness down` first",
+			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); replace it with `harness up --recreate --topology FILE`, or run `harness down` first",
 				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
 		case !o.Recreate:
-			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or --recreate",
+			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or replace it with `harness up --recreate --topology FILE`",
 				ErrOtherRunning, name, st.AgentPID, name)
 		default:
 			fmt.Fprintf(o.Progress, "recreating: stopping environment %q…\n", name)

@@ -30,7 +30,7 @@ func commands() []command {
 		{"status", "show the running clusters: nodes, pods, load balancers, contexts", runStatus},
 		{"down", "stop the clusters and remove everything they own", runDown},
 		{"agent", "(internal) the process `up` starts to own an environment", runAgent},
-		{"binaries", "build (or verify) the embedded provider's control-plane binaries in the cache", runBinaries},
+		{"binaries", "download (SHA-256 checked) or build the embedded provider's control-plane binaries into the cache", runBinaries},
 		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},

@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
-	"strings"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
@@ -32,7 +32,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	images := fs.String("images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
-	binaries := fs.String("image-binary", "", "embedded provider: run image repository R from local binary P: R=P,… (nvcf-ref maps to the reference binary)")
+	imageMap := imageBinaries{}
+	fs.Var(imageMap, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log progress at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -41,12 +42,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if o.Images, err = parseImages(*images); err != nil {
 		return err
 	}
-	imageMap, err := parseImageBinaries(*binaries)
-	if err != nil {
-		return err
-	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected arguments %v", fs.Args())
+	}
+	if o.Topology, err = topologies.Load(*topo); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	o.TopologyRef = *topo
+	// Before anything long: root, tools, ports, disk.
+	spec := clusters.SpecOf(o.Topology)
+	if err := local.New(local.Options{}).Preflight(&spec); err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -54,10 +60,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
-	if o.Topology, err = topologies.Load(*topo); err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	o.TopologyRef = *topo
 	if o.Provider, err = embeddedProvider(imageMap); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -82,23 +84,4 @@ func embeddedProvider(extra map[string]string) (*local.Provider, error) {
 	images := map[string]string{"nvcf-ref": filepath.Join(dir, harnessrun.ReferenceBinary)}
 	maps.Copy(images, extra)
 	return local.New(local.Options{Images: images}), nil
-}
-
-// parseImageBinaries parses --image-binary's repo=path list.
-func parseImageBinaries(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		repo, path, ok := strings.Cut(kv, "=")
-		if !ok || repo == "" || path == "" {
-			return nil, fmt.Errorf("--image-binary %q: %q is not repository=/path/to/binary", s, kv)
-		}
-		if !filepath.IsAbs(path) {
-			return nil, fmt.Errorf("--image-binary %q: path %q must be absolute", s, path)
-		}
-		out[repo] = path
-	}
-	return out, nil
 }

@@ -1,19 +1,24 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseImageBinaries(t *testing.T) {
-	m, err := parseImageBinaries("stargate=/opt/sg, pylon=/opt/pylon")
+// --image-binary is the one image → binary flag of `up` and `run`:
+// comma-separated or repeated, paths made absolute.
+func TestImageBinariesFlag(t *testing.T) {
+	f := imageBinaries{}
+	require.NoError(t, f.Set("stargate=/opt/sg, pylon=/opt/pylon"))
+	require.NoError(t, f.Set("nvcf-ref=bin/nvcf-ref"))
+	wd, err := os.Getwd()
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"stargate": "/opt/sg", "pylon": "/opt/pylon"}, m)
+	require.Equal(t, imageBinaries{"stargate": "/opt/sg", "pylon": "/opt/pylon", "nvcf-ref": filepath.Join(wd, "bin/nvcf-ref")}, f)
 
-	for _, bad := range []string{"stargate", "stargate=", "=/x", "stargate=relative/path"} {
-		_, err := parseImageBinaries(bad)
-		require.Error(t, err, bad)
-		require.Contains(t, err.Error(), "--image-binary")
+	for _, bad := range []string{"stargate", "stargate=", "=/x"} {
+		require.Error(t, imageBinaries{}.Set(bad), bad)
 	}
 }

@@ -21,8 +21,8 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	topo := fs.String("topology", "topologies/default.yaml", "topology file")
 	recreate := fs.Bool("recreate", false, "replace a running environment whose topology changed (default: refuse)")
-	images := imageFlag{}
-	fs.Var(images, "image", "map an image to a local binary, name=path (repeatable; default: nvcf-ref → the nvcf-ref beside this executable)")
+	images := imageBinaries{}
+	fs.Var(images, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -34,6 +34,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
+	spec := clusters.SpecOf(t)
+	// Before building anything: root, tools, ports, disk.
+	if err := local.New(local.Options{}).Preflight(&spec); err != nil {
+		return fmt.Errorf("up: %w", err)
+	}
 	log := cliLogger(stderr, *verbose)
 	p, err := embeddedProvider(images)
 	if err != nil {
@@ -43,7 +48,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *recreate {
 		opts = append(opts, clusters.WithRecreate())
 	}
-	env, err := p.Up(ctx, clusters.SpecOf(t), opts...)
+	env, err := p.Up(ctx, spec, opts...)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
@@ -56,21 +61,30 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// imageFlag collects --image name=path.
-type imageFlag map[string]string
+const imageBinaryUsage = "embedded provider: run image repository `REPO` from local binary PATH, REPO=PATH; comma-separated or repeated (nvcf-ref defaults to the nvcf-ref beside this executable)"
 
-func (f imageFlag) String() string { return fmt.Sprint(map[string]string(f)) }
+// imageBinaries collects --image-binary REPO=PATH[,REPO=PATH…] (repeatable;
+// paths are made absolute), the one flag that maps images to binaries in
+// both `up` and `run`.
+type imageBinaries map[string]string
 
-func (f imageFlag) Set(v string) error {
-	name, path, ok := strings.Cut(v, "=")
-	if !ok || name == "" || path == "" {
-		return fmt.Errorf("want name=path, got %q", v)
+func (f imageBinaries) String() string { return fmt.Sprint(map[string]string(f)) }
+
+func (f imageBinaries) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		repo, path, ok := strings.Cut(kv, "=")
+		if !ok || repo == "" || path == "" {
+			return fmt.Errorf("%q is not REPO=/path/to/binary", kv)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		f[repo] = abs
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	f[name] = abs
 	return nil
 }
 
@@ -82,14 +96,18 @@ func cliLogger(w io.Writer, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// runBinaries is `harness binaries`: build (or verify) the embedded
-// provider's control-plane binaries in the cache, with progress; CI runs it
-// before the tests so that the long cold build is not charged to one test.
+// runBinaries is `harness binaries`: download (or, when the releases are
+// unreachable, build) the embedded provider's control-plane binaries into
+// the cache, with progress; CI runs it before the tests so that a long cold
+// build is not charged to one test.
 func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("binaries", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := local.New(local.Options{}).Preflight(nil); err != nil {
+		return fmt.Errorf("binaries: %w", err)
 	}
 	set, err := local.EnsureBinaries(ctx, stderr)
 	if err != nil {

@@ -1,8 +1,10 @@
-// Package binaries builds the embedded provider's control-plane binaries
+// Package binaries provides the embedded provider's control-plane binaries
 // (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd,
-// CoreDNS) from pinned upstream module versions into a cache, once, and
-// reuses them afterwards. Nothing is downloaded but Go modules; a version
-// bump builds afresh into a new folder.
+// CoreDNS) at pinned upstream versions in a cache, once, and reuses them
+// afterwards. Each component is downloaded from its upstream release (or a
+// mirror, see Sources) and checked against the published SHA-256 when that
+// is reachable, and built from the pinned Go modules otherwise; both land
+// in the same folders. A version bump fills a new folder.
 package binaries
 
 import (
@@ -59,6 +61,18 @@ type Options struct {
 	Log *slog.Logger
 	// Go is the go command (default: "go" on PATH, else /usr/local/go/bin/go).
 	Go string
+	// Sources are the release base URLs; an empty field takes its
+	// environment variable (EnvKubernetesURL, …), else DefaultSources.
+	Sources Sources
+	// NoDownload always builds from source (also: NVCF_BINARIES_DOWNLOAD=off).
+	NoDownload bool
+
+	// build, when set, replaces every component's source build (tests).
+	build func(ctx context.Context, o Options, c component) error
+	// connectTimeout bounds a connection (and TLS handshake) to a release
+	// host, headerTimeout the wait for its answer, stallTimeout a transfer
+	// that stops moving.
+	connectTimeout, headerTimeout, stallTimeout time.Duration
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/nvcf-harness, or ~/.cache/nvcf-harness.
@@ -86,6 +100,19 @@ func (o *Options) defaults() {
 	if o.Go == "" {
 		o.Go = goCommand()
 	}
+	o.Sources.defaults()
+	if downloadsOff() {
+		o.NoDownload = true
+	}
+	if o.connectTimeout <= 0 {
+		o.connectTimeout = defaultConnectTimeout
+	}
+	if o.headerTimeout <= 0 {
+		o.headerTimeout = defaultHeaderTimeout
+	}
+	if o.stallTimeout <= 0 {
+		o.stallTimeout = defaultStallTimeout
+	}
 }
 
 // Paths returns where the binaries of o live, built or not.
@@ -106,7 +133,20 @@ func k8sDir(o Options) string     { return filepath.Join(o.CacheDir, "k8s-build-
 func etcdDir(o Options) string    { return filepath.Join(o.CacheDir, "etcd-"+o.Versions.Etcd) }
 func corednsDir(o Options) string { return filepath.Join(o.CacheDir, "coredns-"+o.Versions.CoreDNS) }
 
-// Ensure returns the binaries, building whichever are missing or stale.
+// Ready reports whether every binary is in the cache with a matching stamp
+// (Ensure would then neither download nor build anything).
+func Ready(o Options) bool {
+	o.defaults()
+	for _, c := range components(o) {
+		if !c.fresh() {
+			return false
+		}
+	}
+	return true
+}
+
+// Ensure returns the binaries, downloading or building whichever are
+// missing or stale.
 // It holds a lock in the cache so that two harness processes never build
 // the same thing at once, and waits for a build another process (or a hand
 // build) is running in the same folder.
@@ -120,8 +160,9 @@ func Ensure(ctx context.Context, o Options) (*Set, error) {
 		return nil, err
 	}
 	defer unlock()
+	d := newDownloader(o)
 	for _, c := range components(o) {
-		if err := ensureComponent(ctx, o, c); err != nil {
+		if err := ensureComponent(ctx, o, d, c); err != nil {
 			return nil, err
 		}
 	}

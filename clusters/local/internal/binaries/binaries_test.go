@@ -51,7 +51,7 @@ func TestVerifyAndStamp(t *testing.T) {
 	c := component{name: "tiny", dir: dir, bins: []string{bin}, module: "example.test/tiny", version: "(devel)"}
 	require.NoError(t, c.verify())
 	require.False(t, c.fresh(), "no stamp yet")
-	require.NoError(t, c.writeStamp())
+	require.NoError(t, c.writeStamp("build"))
 	require.True(t, c.fresh())
 
 	bumped := c

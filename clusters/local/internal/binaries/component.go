@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,14 +23,20 @@ type component struct {
 	// main module or as a dependency.
 	module, version string
 	build           func(ctx context.Context, o Options, c component) error
+	// download fetches the published release into the component's bins
+	// and returns where from.
+	download func(ctx context.Context, d *downloader, o Options, c component) (string, error)
 }
 
-// stamp is written beside a component's binaries after a build (or after
-// binaries built by hand were verified), naming what was built.
+// stamp is written beside a component's binaries after a build or a
+// download (or after binaries built by hand were verified), naming what
+// they are.
 type stamp struct {
 	Module  string    `json:"module"`
 	Version string    `json:"version"`
 	Built   time.Time `json:"built"`
+	// Source is "build", or the URL the release was downloaded from.
+	Source string `json:"source,omitempty"`
 }
 
 func components(o Options) []component {
@@ -40,22 +47,22 @@ func components(o Options) []component {
 			name: "kube-apiserver, kube-controller-manager, kube-scheduler and kubectl " + v.Kubernetes,
 			dir:  k8sDir(o), bins: []string{s.APIServer, s.ControllerManager, s.Scheduler, s.Kubectl},
 			estimate: "about 14 min cold on 2 cores", module: "k8s.io/kubernetes", version: v.Kubernetes,
-			build: buildKubernetes,
+			build: buildKubernetes, download: downloadKubernetes,
 		},
 		{
 			name: "etcd " + v.Etcd, dir: etcdDir(o), bins: []string{s.Etcd},
 			estimate: "about 20 s cold", module: "go.etcd.io/etcd/server/v3", version: v.Etcd,
-			build: buildEtcd,
+			build: buildEtcd, download: downloadEtcd,
 		},
 		{
 			name: "coredns " + v.CoreDNS, dir: corednsDir(o), bins: []string{s.CoreDNS},
 			estimate: "about 4 min cold", module: "github.com/coredns/coredns", version: v.CoreDNS,
-			build: buildCoreDNS,
+			build: buildCoreDNS, download: downloadCoreDNS,
 		},
 	}
 }
 
-func ensureComponent(ctx context.Context, o Options, c component) error {
+func ensureComponent(ctx context.Context, o Options, d *downloader, c component) error {
 	if err := waitIdle(ctx, c.dir, o); err != nil {
 		return err
 	}
@@ -68,21 +75,40 @@ func ensureComponent(ctx context.Context, o Options, c component) error {
 	}
 	if err := c.verify(); err == nil {
 		// Built by hand (or stamp lost): the binaries prove what they are.
-		return c.writeStamp()
+		return c.writeStamp("build")
 	}
-	fmt.Fprintf(o.Progress, "building %s… (%s)\n", c.name, c.estimate)
-	start := time.Now()
 	if err := os.MkdirAll(filepath.Join(c.dir, "bin"), 0o755); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBuild, c.dir, err)
 	}
-	if err := c.build(ctx, o, c); err != nil {
+	start := time.Now()
+	if !o.NoDownload && c.download != nil {
+		fmt.Fprintf(o.Progress, "downloading %s…\n", c.name)
+		from, err := c.download(ctx, d, o, c)
+		var un *unavailable
+		switch {
+		case err == nil:
+			fmt.Fprintf(o.Progress, "downloaded %s from %s in %s (SHA-256 verified)\n", c.name, from, time.Since(start).Round(100*time.Millisecond))
+			return c.writeStamp(from)
+		case errors.As(err, &un):
+			fmt.Fprintf(o.Progress, "cannot download %s after %s (%v); building from source instead\n", c.name, time.Since(start).Round(100*time.Millisecond), err)
+			start = time.Now()
+		default:
+			return err // a checksum mismatch or a local failure: never papered over by a build
+		}
+	}
+	fmt.Fprintf(o.Progress, "building %s from source… (%s)\n", c.name, c.estimate)
+	build := c.build
+	if o.build != nil {
+		build = o.build
+	}
+	if err := build(ctx, o, c); err != nil {
 		return err
 	}
 	if err := c.verify(); err != nil {
 		return fmt.Errorf("%w: %s built but %w", ErrBuild, c.name, err)
 	}
 	fmt.Fprintf(o.Progress, "built %s in %s\n", c.name, time.Since(start).Round(time.Second))
-	return c.writeStamp()
+	return c.writeStamp("build")
 }
 
 func (c component) stampPath() string { return filepath.Join(c.dir, "stamp.json") }
@@ -123,8 +149,8 @@ func (c component) verify() error {
 	return nil
 }
 
-func (c component) writeStamp() error {
-	data, _ := json.MarshalIndent(stamp{Module: c.module, Version: c.version, Built: time.Now().UTC()}, "", "  ")
+func (c component) writeStamp(source string) error {
+	data, _ := json.MarshalIndent(stamp{Module: c.module, Version: c.version, Built: time.Now().UTC(), Source: source}, "", "  ")
 	if err := os.WriteFile(c.stampPath(), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("%w: write stamp: %w", ErrBuild, err)
 	}

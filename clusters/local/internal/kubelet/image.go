@@ -30,5 +30,5 @@ func resolveImage(images map[string]string, ref string) (string, error) {
 	for k := range images {
 		known = append(known, k)
 	}
-	return "", fmt.Errorf("image %q is not mapped to a local binary (known: %s); add --image %s=<path>", ref, strings.Join(known, ", "), last)
+	return "", fmt.Errorf("image %q is not mapped to a local binary (known: %s); add --image-binary %s=<path>", ref, strings.Join(known, ", "), last)
 }
