@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/dnsproxy"
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/netnsx"
@@ -36,11 +37,17 @@ type DNSIntercept struct {
 	From   netip.Prefix   `json:"from,omitzero"`
 }
 
-// ClusterDNSIntercept catches cluster i's pods' queries to their CoreDNS,
-// which would otherwise answer from its cache.
-func ClusterDNSIntercept(i int) DNSIntercept {
-	c := ClusterNetwork(i)
-	return DNSIntercept{Server: c.CoreDNS(), From: c.Pods}
+// ClusterDNSIntercept catches cluster c's pods' queries to their cluster
+// DNS (CoreDNS), which would otherwise answer from its cache.
+func ClusterDNSIntercept(c clusters.ClusterInfo) DNSIntercept {
+	return DNSIntercept{Server: c.Network.DNS, From: c.Network.Pods}
+}
+
+// ExternalDNSIntercept catches the host's queries to the environment's
+// external DNS: CoreDNS forwarding the topology's domain, and the
+// harness's probes.
+func ExternalDNSIntercept(env *clusters.Environment) DNSIntercept {
+	return DNSIntercept{Server: env.DNS}
 }
 
 // DNSFault answers one external name wrongly (NXDOMAIN, SERVFAIL or a
@@ -54,7 +61,8 @@ type DNSFault struct {
 	Mode DNSMode
 	// Addr is the spoofed IPv4 address (Mode Spoof).
 	Addr netip.Addr
-	// Intercepts (default: host queries to ExternalDNS).
+	// Intercepts are the queries caught (at least one; see
+	// ExternalDNSIntercept and ClusterDNSIntercept).
 	Intercepts []DNSIntercept
 	// Netns is where the rules and servers live ("" = this process's).
 	Netns string
@@ -69,7 +77,7 @@ func (d DNSFault) Describe() string {
 	if d.Mode == Spoof {
 		s += " " + d.Addr.String()
 	}
-	for _, in := range d.intercepts() {
+	for _, in := range d.Intercepts {
 		from := "host"
 		if in.From.IsValid() {
 			from = in.From.String()
@@ -79,14 +87,15 @@ func (d DNSFault) Describe() string {
 	return s
 }
 
-func (d DNSFault) intercepts() []DNSIntercept {
-	if len(d.Intercepts) == 0 {
-		return []DNSIntercept{{Server: ExternalDNS}}
-	}
-	return d.Intercepts
-}
-
 func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
+	if len(d.Intercepts) == 0 {
+		return nil, fmt.Errorf("dns fault %s: no Intercepts (see ExternalDNSIntercept, ClusterDNSIntercept)", d.Name)
+	}
+	for _, in := range d.Intercepts {
+		if !in.Server.IsValid() {
+			return nil, fmt.Errorf("dns fault %s: an intercept without a Server (does the provider give its DNS addresses?)", d.Name)
+		}
+	}
 	if err := nft.Available(); err != nil {
 		return nil, err
 	}
@@ -96,7 +105,7 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 	var undos []Undo
 	fail := func(err error) (Undo, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
 	var rules []nft.Rule
-	for _, in := range d.intercepts() {
+	for _, in := range d.Intercepts {
 		srv, udpAt, tcpAt, err := d.serve(in, e)
 		if err != nil {
 			return fail(err)
@@ -122,7 +131,7 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 		return fail(err)
 	}
 	flush := func() {
-		for _, in := range d.intercepts() {
+		for _, in := range d.Intercepts {
 			if _, err := nft.FlushFlows(d.Netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
 				e.log.Warn("flush DNS conntrack", "err", err)
 			}

@@ -4,21 +4,22 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // ParamEnv is what FromParams needs to know about a running environment.
 type ParamEnv struct {
-	// Clusters are the topology's cluster names in order (position = index
-	// in the address plan).
-	Clusters []string
-	// Kubeconfig is the environment's kubeconfig (one context per cluster,
-	// named after it).
+	// Environment is the running environment, as its provider described
+	// it: its clusters' names and address plans, and its external DNS.
+	Environment *clusters.Environment
+	// Kubeconfig overrides the Environment's kubeconfig (one context per
+	// cluster, named after it).
 	Kubeconfig string
 	// Netns puts network faults into a named network namespace ("" = this
 	// process's), for environments that run inside one.
@@ -28,19 +29,32 @@ type ParamEnv struct {
 	LookupLB func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error)
 }
 
-func (e ParamEnv) index(name string) (int, error) {
-	i := slices.Index(e.Clusters, name)
-	if i < 0 {
-		return 0, fmt.Errorf("cluster %q is not in the topology (clusters: %s)", name, strings.Join(e.Clusters, ", "))
+// info is the named cluster of the environment.
+func (e ParamEnv) info(name string) (clusters.ClusterInfo, error) {
+	if e.Environment == nil {
+		return clusters.ClusterInfo{}, fmt.Errorf("cluster %q: no environment to look it up in", name)
 	}
-	return i, nil
+	c, ok := e.Environment.Cluster(name)
+	if !ok {
+		var names []string
+		for _, c := range e.Environment.Clusters {
+			names = append(names, c.Name)
+		}
+		return clusters.ClusterInfo{}, fmt.Errorf("cluster %q is not in the environment (clusters: %s)", name, strings.Join(names, ", "))
+	}
+	return c, nil
 }
 
 func (e ParamEnv) cluster(name string) (Cluster, error) {
-	if _, err := e.index(name); err != nil {
+	c, err := e.info(name)
+	if err != nil {
 		return Cluster{}, err
 	}
-	return Cluster{Kubeconfig: e.Kubeconfig, Context: name}, nil
+	kubeconfig := e.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = e.Environment.Kubeconfig
+	}
+	return Cluster{Kubeconfig: kubeconfig, Context: c.Context}, nil
 }
 
 // params reads typed values and reports unknown keys.
@@ -141,11 +155,11 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		if !ok {
 			return Fault{}, fmt.Errorf("partition target %q: want FROM->TO (cluster names)", target)
 		}
-		ia, err := env.index(a)
+		ia, err := env.info(a)
 		if err != nil {
 			return Fault{}, err
 		}
-		ib, err := env.index(b)
+		ib, err := env.info(b)
 		if err != nil {
 			return Fault{}, err
 		}
@@ -215,7 +229,10 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		}
 		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + secret}, Action: a}, nil
 	case KindDNS:
-		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(NXDomain)))}
+		if env.Environment == nil {
+			return Fault{}, fmt.Errorf("dns fault: no environment to find its external DNS in")
+		}
+		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(NXDomain))), Intercepts: []DNSIntercept{ExternalDNSIntercept(env.Environment)}}
 		if v := p.str("addr", ""); v != "" {
 			a, err := netip.ParseAddr(v)
 			if err != nil {
@@ -224,13 +241,12 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			d.Addr = a
 		}
 		if v := p.str("pods", ""); v != "" {
-			d.Intercepts = []DNSIntercept{{Server: ExternalDNS}}
 			for _, name := range strings.Split(v, ",") {
-				i, err := env.index(name)
+				c, err := env.info(name)
 				if err != nil {
 					return Fault{}, err
 				}
-				d.Intercepts = append(d.Intercepts, ClusterDNSIntercept(i))
+				d.Intercepts = append(d.Intercepts, ClusterDNSIntercept(c))
 			}
 		}
 		return Fault{Target: Target{Service: target}, Action: d}, nil

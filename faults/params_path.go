@@ -14,7 +14,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 	if !ok {
 		return Path{}, Target{}, fmt.Errorf("path target %q: want FROM->ADDR:PORT or FROM->CLUSTER/NAMESPACE/SERVICE[:PORT]", target)
 	}
-	i, err := env.index(from)
+	src, err := env.info(from)
 	if err != nil {
 		return Path{}, Target{}, err
 	}
@@ -32,7 +32,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 				return Path{}, Target{}, fmt.Errorf("path target %q: port %q: %w", target, portStr, err)
 			}
 		}
-		if _, err := env.index(parts[0]); err != nil {
+		if _, err := env.info(parts[0]); err != nil {
 			return Path{}, Target{}, err
 		}
 		if env.LookupLB == nil {
@@ -45,7 +45,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 	} else {
 		t.To = lb.String()
 	}
-	path := PathBetween(i, lb)
+	path := PathBetween(src, lb)
 	path.KeepFlows = p.str("keepflows", "false") == "true"
 	return path, t, nil
 }

@@ -6,20 +6,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nstest"
 	"github.com/stretchr/testify/require"
 )
 
+// testEnv's clusters have the embedded provider's address plan.
 var testEnv = ParamEnv{
-	Clusters:   []string{"region-a", "region-b", "workers"},
-	Kubeconfig: "/state/kubeconfig",
+	Environment: &clusters.Environment{
+		Kubeconfig: "/state/kubeconfig",
+		DNS:        netip.MustParseAddrPort("127.0.0.88:53"),
+		Clusters:   []clusters.ClusterInfo{planned(0, "region-a"), planned(1, "region-b"), planned(2, "workers")},
+	},
 	LookupLB: func(_ context.Context, cluster, ns, svc string, port uint16) (netip.AddrPort, error) {
 		if port == 0 {
 			port = 50071
 		}
 		return netip.AddrPortFrom(netip.MustParseAddr("198.19.101.3"), port), nil
 	},
+}
+
+// planned is the cluster at position i as the embedded provider lays it out.
+func planned(i int, name string) clusters.ClusterInfo {
+	gw := netip.AddrFrom4([4]byte{198, 18, byte(10 + i), 1})
+	return clusters.ClusterInfo{Name: name, Context: name, Network: clusters.Network{
+		Pods: netip.PrefixFrom(gw, 24).Masked(), Gateway: gw, DNS: netip.AddrPortFrom(gw, 53),
+		LoadBalancers: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(100 + i), 0}), 24),
+	}}
 }
 
 func TestFromParamsPartition(t *testing.T) {
@@ -60,7 +74,7 @@ func TestFromParamsTCPAndErrors(t *testing.T) {
 		want   string
 	}{
 		{KindTCP, "region-a->198.19.101.3:50071", map[string]string{"latncy": "5ms"}, "unknown params latncy"},
-		{KindUDP, "nowhere->1.2.3.4:5", nil, `cluster "nowhere" is not in the topology`},
+		{KindUDP, "nowhere->1.2.3.4:5", nil, `cluster "nowhere" is not in the environment`},
 		{KindUDP, "region-a->198.19.101.3:50072", map[string]string{"loss": "lots"}, "want a number"},
 		{KindPartition, "region-a", nil, "want FROM->TO"},
 		{KindScale, "region-a/nvcf/statefulset/stargate", nil, "replicas=N is required"},
@@ -86,6 +100,7 @@ func TestFromParamsObjects(t *testing.T) {
 	require.NoError(t, err)
 	d := f.Action.(DNSFault)
 	require.Len(t, d.Intercepts, 2)
+	require.Equal(t, "127.0.0.88:53", d.Intercepts[0].Server.String())
 	require.Equal(t, "198.18.12.1:53", d.Intercepts[1].Server.String())
 }
 

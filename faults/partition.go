@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/nft"
 )
@@ -16,10 +17,10 @@ type Side struct {
 	LBs  netip.Prefix `json:"lbs"`
 }
 
-// SideOf is cluster i's side on the embedded provider.
-func SideOf(i int) Side {
-	c := ClusterNetwork(i)
-	return Side{Pods: c.Pods, LBs: c.LBs}
+// SideOf is cluster c's side, from the address plan the provider gave
+// (c.Network).
+func SideOf(c clusters.ClusterInfo) Side {
+	return Side{Pods: c.Network.Pods, LBs: c.Network.LoadBalancers}
 }
 
 // Partition drops the traffic between two clusters with nftables rules in
@@ -36,9 +37,9 @@ type Partition struct {
 	Netns string
 }
 
-// PartitionBetween cuts clusters a and b (topology positions) of the
-// embedded provider; oneWay cuts only a's flows towards b.
-func PartitionBetween(a, b int, oneWay bool) Partition {
+// PartitionBetween cuts clusters a and b; oneWay cuts only a's flows
+// towards b.
+func PartitionBetween(a, b clusters.ClusterInfo, oneWay bool) Partition {
 	return Partition{A: SideOf(a), B: SideOf(b), OneWay: oneWay}
 }
 
