@@ -20,10 +20,10 @@ type DNSMode = dnsproxy.Mode
 
 // The DNS fault modes.
 const (
-	// NXDomain answers that the name does not exist.
-	NXDomain DNSMode = dnsproxy.NXDomain
-	// ServFail answers that the server failed.
-	ServFail DNSMode = dnsproxy.ServFail
+	// nxDomain answers that the name does not exist.
+	nxDomain DNSMode = dnsproxy.NXDomain
+	// servFail answers that the server failed.
+	servFail DNSMode = dnsproxy.ServFail
 	// Spoof answers A queries with DNSFault.Addr.
 	Spoof DNSMode = dnsproxy.Spoof
 )
@@ -43,10 +43,10 @@ func ClusterDNSIntercept(c clusters.ClusterInfo) DNSIntercept {
 	return DNSIntercept{Server: c.Network.DNS, From: c.Network.Pods}
 }
 
-// ExternalDNSIntercept catches the host's queries to the environment's
+// externalDNSIntercept catches the host's queries to the environment's
 // external DNS: CoreDNS forwarding the topology's domain, and the
 // harness's probes.
-func ExternalDNSIntercept(env *clusters.Environment) DNSIntercept {
+func externalDNSIntercept(env *clusters.Environment) DNSIntercept {
 	return DNSIntercept{Server: env.DNS}
 }
 
@@ -61,15 +61,16 @@ type DNSFault struct {
 	Mode DNSMode
 	// Addr is the spoofed IPv4 address (Mode Spoof).
 	Addr netip.Addr
-	// Intercepts are the queries caught (at least one; see
-	// ExternalDNSIntercept and ClusterDNSIntercept).
+	// Intercepts are the queries caught, at least one:
+	// DNSIntercept{Server: env.DNS} for the host's queries to the
+	// environment's external DNS, ClusterDNSIntercept for a cluster's pods.
 	Intercepts []DNSIntercept
-	// Netns is where the rules and servers live ("" = this process's).
-	Netns string
+	// netns is where the rules and servers live ("" = this process's).
+	netns string
 }
 
-// Kind is KindDNS.
-func (DNSFault) Kind() Kind { return KindDNS }
+// Kind is kindDNS.
+func (DNSFault) Kind() Kind { return kindDNS }
 
 // Describe names the name, the answer and the intercepts.
 func (d DNSFault) Describe() string {
@@ -87,9 +88,9 @@ func (d DNSFault) Describe() string {
 	return s
 }
 
-func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
+func (d DNSFault) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if len(d.Intercepts) == 0 {
-		return nil, fmt.Errorf("dns fault %s: no Intercepts (see ExternalDNSIntercept, ClusterDNSIntercept)", d.Name)
+		return nil, fmt.Errorf("dns fault %s: no Intercepts (the external DNS, ClusterDNSIntercept)", d.Name)
 	}
 	for _, in := range d.Intercepts {
 		if !in.Server.IsValid() {
@@ -99,11 +100,11 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 	if err := nft.Available(); err != nil {
 		return nil, err
 	}
-	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: d.Netns, Comment: e.comment()}}); err != nil {
+	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: d.netns, Comment: e.comment()}}); err != nil {
 		return nil, err
 	}
-	var undos []Undo
-	fail := func(err error) (Undo, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
+	var undos []undoFunc
+	fail := func(err error) (undoFunc, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
 	var rules []nft.Rule
 	for _, in := range d.Intercepts {
 		srv, udpAt, tcpAt, err := d.serve(in, e)
@@ -127,19 +128,19 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 			rules = append(rules, nft.Rule{Chain: chainName, Expr: fmt.Sprintf("%s dnat ip to %s", match, x.to)})
 		}
 	}
-	if err := nft.Add(ctx, d.Netns, e.comment(), rules); err != nil {
+	if err := nft.Add(ctx, d.netns, e.comment(), rules); err != nil {
 		return fail(err)
 	}
 	flush := func() {
 		for _, in := range d.Intercepts {
-			if _, err := nft.FlushFlows(d.Netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
+			if _, err := nft.FlushFlows(d.netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
 				e.log.Warn("flush DNS conntrack", "err", err)
 			}
 		}
 	}
 	flush()
 	undos = append(undos, func(ctx context.Context) error {
-		err := nft.Delete(ctx, d.Netns, e.comment())
+		err := nft.Delete(ctx, d.netns, e.comment())
 		flush()
 		return err
 	})
@@ -149,11 +150,11 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 // serve starts one fault server beside in.Server (same address, free ports).
 func (d DNSFault) serve(in DNSIntercept, e *env) (*dnsproxy.Server, netip.AddrPort, netip.AddrPort, error) {
 	at := netip.AddrPortFrom(in.Server.Addr(), 0).String()
-	pc, err := netnsx.ListenPacket(d.Netns, "udp", at, false)
+	pc, err := netnsx.ListenPacket(d.netns, "udp", at, false)
 	if err != nil {
 		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
 	}
-	l, err := netnsx.Listen(d.Netns, "tcp", at)
+	l, err := netnsx.Listen(d.netns, "tcp", at)
 	if err != nil {
 		_ = pc.Close()
 		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
@@ -161,7 +162,7 @@ func (d DNSFault) serve(in DNSIntercept, e *env) (*dnsproxy.Server, netip.AddrPo
 	srv, err := dnsproxy.Start(dnsproxy.Config{
 		Name: d.Name, Mode: d.Mode, Addr: d.Addr,
 		Upstream: in.Server,
-		Dial:     netnsx.Dialer{Netns: d.Netns}.DialContext,
+		Dial:     netnsx.Dialer{Netns: d.netns}.DialContext,
 		UDP:      pc, TCP: l,
 		Logger: e.log,
 	})

@@ -67,10 +67,10 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 	f := DNSFault{
 		Name: name, Mode: Spoof, Addr: netip.MustParseAddr("198.18.250.66"),
 		Intercepts: []DNSIntercept{{Server: labExternalDNS}, {Server: coreDNS, From: c.Pods}},
-		Netns:      lab.Host,
+		netns:      lab.Host,
 	}
 	rec := NewRecorder("", nil)
-	h := StartT(context.Background(), t, Fault{Action: f}, rec)
+	h := startT(context.Background(), t, Fault{Action: f}, rec)
 	// Host-originated queries (CoreDNS forwarding, probes) to the external DNS.
 	_, a := lookup(t, lab.Host, labExternalDNS, name)
 	require.Equal(t, "198.18.250.66", a)
@@ -83,7 +83,7 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 	require.Equal(t, "198.18.250.1", a)
 
 	require.NoError(t, h.Stop(context.Background()))
-	require.Contains(t, rec.Records()[0].Effect, "127.0.0.88:53: 1 answered spoof, 1 forwarded")
+	require.Contains(t, rec.list()[0].Effect, "127.0.0.88:53: 1 answered spoof, 1 forwarded")
 	_, a = lookup(t, lab.Host, labExternalDNS, name)
 	require.Equal(t, "198.18.250.1", a, "undo restores the real answer")
 	_, a = lookup(t, c.PodNetns, coreDNS, name)
@@ -93,7 +93,7 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 func TestDNSNXDomain(t *testing.T) {
 	lab := nstest.New(t, 1)
 	realDNS(t, lab.Host, labExternalDNS)
-	StartT(context.Background(), t, Fault{Action: DNSFault{Name: "stargate.region-b.nvcf.test", Mode: NXDomain, Intercepts: []DNSIntercept{{Server: labExternalDNS}}, Netns: lab.Host}}, nil)
+	startT(context.Background(), t, Fault{Action: DNSFault{Name: "stargate.region-b.nvcf.test", Mode: nxDomain, Intercepts: []DNSIntercept{{Server: labExternalDNS}}, netns: lab.Host}}, nil)
 	rcode, _ := lookup(t, lab.Host, labExternalDNS, "stargate.region-b.nvcf.test")
 	require.Equal(t, dns.RcodeNameError, rcode)
 }

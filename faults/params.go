@@ -150,7 +150,7 @@ func FromParams(ctx context.Context, kind Kind, target string, kv map[string]str
 
 func fromParams(ctx context.Context, kind Kind, target string, p *params, env ParamEnv) (Fault, error) {
 	switch kind {
-	case KindPartition:
+	case kindPartition:
 		a, b, ok := strings.Cut(target, "->")
 		if !ok {
 			return Fault{}, fmt.Errorf("partition target %q: want FROM->TO (cluster names)", target)
@@ -165,15 +165,15 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		}
 		oneway := p.str("oneway", "false") == "true"
 		return Fault{Target: Target{From: a, To: b}, Action: PartitionBetween(ia, ib, oneway)}, nil
-	case KindTCP, KindUDP, KindDowngrade:
+	case kindTCP, kindUDP, kindDowngrade:
 		path, t, err := pathTarget(ctx, target, p, env)
 		if err != nil {
 			return Fault{}, err
 		}
 		switch kind {
-		case KindTCP:
+		case kindTCP:
 			return Fault{Target: t, Action: tcpParams(path, p)}, nil
-		case KindUDP:
+		case kindUDP:
 			return Fault{Target: t, Action: udpParams(path, p)}, nil
 		}
 		d := Downgrade{Path: path, Mode: DowngradeMode(p.str("mode", string(DowngradeH2C)))}
@@ -182,10 +182,10 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			if err != nil {
 				return Fault{}, fmt.Errorf("param plain=%q: want ADDR:PORT of a plaintext server: %w", v, err)
 			}
-			d.PlainUpstream = ap
+			d.plainUpstream = ap
 		}
 		return Fault{Target: t, Action: d}, nil
-	case KindPodDelete, KindPodCrash:
+	case kindPodDelete, kindPodCrash:
 		c, ns, name, err := objectTarget(target, env, false)
 		if err != nil {
 			return Fault{}, err
@@ -196,15 +196,15 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		}
 		t := Target{Cluster: c.Context, Pods: name + sel}
 		count := int(p.int("count"))
-		if kind == KindPodDelete {
-			return Fault{Target: t, Action: PodDelete{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Immediate: p.str("immediate", "false") == "true"}}, nil
+		if kind == kindPodDelete {
+			return Fault{Target: t, Action: podDelete{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Immediate: p.str("immediate", "false") == "true"}}, nil
 		}
 		sig := syscall.SIGKILL
 		if p.str("signal", "KILL") == "TERM" {
 			sig = syscall.SIGTERM
 		}
-		return Fault{Target: t, Action: PodCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
-	case KindScale:
+		return Fault{Target: t, Action: podCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
+	case kindScale:
 		c, ns, rest, err := objectTarget(target, env, true)
 		if err != nil {
 			return Fault{}, err
@@ -217,8 +217,8 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		if !p.has("replicas") {
 			return Fault{}, fmt.Errorf("scale: --param replicas=N is required")
 		}
-		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + rest}, Action: Scale{Cluster: c, Namespace: ns, Workload: kinds[strings.ToLower(wk)], Name: name, Replicas: int32(p.int("replicas"))}}, nil
-	case KindCert:
+		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + rest}, Action: scale{Cluster: c, Namespace: ns, Workload: kinds[strings.ToLower(wk)], Name: name, Replicas: int32(p.int("replicas"))}}, nil
+	case kindCert:
 		c, ns, secret, err := objectTarget(target, env, true)
 		if err != nil {
 			return Fault{}, err
@@ -228,11 +228,11 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			return Fault{}, fmt.Errorf("cert-rotate: --param cert=FILE and --param key=FILE are required (PEM, e.g. from the PKI folder)")
 		}
 		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + secret}, Action: a}, nil
-	case KindDNS:
+	case kindDNS:
 		if env.Environment == nil {
 			return Fault{}, fmt.Errorf("dns fault: no environment to find its external DNS in")
 		}
-		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(NXDomain))), Intercepts: []DNSIntercept{ExternalDNSIntercept(env.Environment)}}
+		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(nxDomain))), Intercepts: []DNSIntercept{externalDNSIntercept(env.Environment)}}
 		if v := p.str("addr", ""); v != "" {
 			a, err := netip.ParseAddr(v)
 			if err != nil {
@@ -255,7 +255,7 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 }
 
 func kindNames() []string {
-	return []string{string(KindTCP), string(KindUDP), string(KindPartition), string(KindPodDelete), string(KindPodCrash), string(KindScale), string(KindCert), string(KindDNS), string(KindDowngrade)}
+	return []string{string(kindTCP), string(kindUDP), string(kindPartition), string(kindPodDelete), string(kindPodCrash), string(kindScale), string(kindCert), string(kindDNS), string(kindDowngrade)}
 }
 
 // objectTarget reads CLUSTER/NAMESPACE[/REST].
@@ -294,7 +294,7 @@ const ParamHelp = `kinds, targets and params (--param key=value, repeatable):
 // inNetns places a network action in namespace ns.
 func inNetns(a Action, ns string) Action {
 	switch x := a.(type) {
-	case TCPFault:
+	case tcpFault:
 		x.Path.Netns = ns
 		return x
 	case UDPFault:
@@ -303,11 +303,11 @@ func inNetns(a Action, ns string) Action {
 	case Downgrade:
 		x.Path.Netns = ns
 		return x
-	case Partition:
+	case partition:
 		x.Netns = ns
 		return x
 	case DNSFault:
-		x.Netns = ns
+		x.netns = ns
 		return x
 	}
 	return a
