@@ -62,7 +62,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // localProvider returns the embedded provider with its image map: the
 // given one, plus nvcf-ref built from this module when it is not mapped.
-func localProvider(ctx context.Context, images map[string]string, progress io.Writer, log *slog.Logger) (*local.Provider, error) {
+func localProvider(ctx context.Context, images map[string]string, progress io.Writer, log *slog.Logger) (clusters.Provider, error) {
 	if _, ok := images["nvcf-ref"]; !ok {
 		bin, err := buildRef(ctx, progress)
 		if err != nil {
