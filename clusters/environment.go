@@ -17,7 +17,8 @@ type Environment struct {
 	// Clusters in Spec order.
 	Clusters []ClusterInfo `json:"clusters"`
 	// DNS answers the external hostnames of load balancers (A records);
-	// probes outside the clusters resolve through it.
+	// probes outside the clusters resolve through it, and each cluster's DNS
+	// forwards the topology's domain to it.
 	DNS netip.AddrPort `json:"dns"`
 }
 
@@ -34,6 +35,27 @@ type ClusterInfo struct {
 	// LoadBalancers are the Services of type LoadBalancer that have an
 	// external address.
 	LoadBalancers []LoadBalancer `json:"loadBalancers,omitempty"`
+	// Network is the cluster's address plan (zero when the provider does
+	// not say).
+	Network Network `json:"network,omitzero"`
+}
+
+// Network is one cluster's address plan, as the provider laid it out: the
+// ranges network faults and probes aim at.
+type Network struct {
+	// Pods is the pod address range.
+	Pods netip.Prefix `json:"pods"`
+	// Gateway is the host's address on the pods' network: their default
+	// route, reachable from every pod of the cluster.
+	Gateway netip.Addr `json:"gateway"`
+	// Bridge is the host's network interface that holds Gateway.
+	Bridge string `json:"bridge,omitempty"`
+	// DNS is where the cluster's DNS (CoreDNS) serves the pods.
+	DNS netip.AddrPort `json:"dns"`
+	// Services is the range of service cluster IPs.
+	Services netip.Prefix `json:"services"`
+	// LoadBalancers is the range load-balancer addresses come from.
+	LoadBalancers netip.Prefix `json:"loadBalancers"`
 }
 
 // LoadBalancer is a Service of type LoadBalancer with its external address.

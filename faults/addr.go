@@ -1,36 +1,10 @@
 package faults
 
-import "net/netip"
+import (
+	"net/netip"
 
-// ClusterNet is one cluster's address plan on the embedded provider
-// (docs/architecture.md): cluster i owns pod range 198.18.(10+i).0/24 with
-// its bridge gateway (and CoreDNS) at .1, service range 198.19.(10+i).0/24
-// and load-balancer pool 198.19.(100+i).0/24.
-type ClusterNet struct {
-	Index    int
-	Pods     netip.Prefix
-	Gateway  netip.Addr
-	Services netip.Prefix
-	LBs      netip.Prefix
-}
-
-// ClusterNetwork returns the address plan of the cluster at topology
-// position i (0-based).
-func ClusterNetwork(i int) ClusterNet {
-	return ClusterNet{
-		Index:    i,
-		Pods:     netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(10 + i), 0}), 24),
-		Gateway:  netip.AddrFrom4([4]byte{198, 18, byte(10 + i), 1}),
-		Services: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(10 + i), 0}), 24),
-		LBs:      netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(100 + i), 0}), 24),
-	}
-}
-
-// CoreDNS is where the cluster's CoreDNS listens (the gateway, port 53).
-func (c ClusterNet) CoreDNS() netip.AddrPort { return netip.AddrPortFrom(c.Gateway, 53) }
-
-// ExternalDNS is where the provider's external DNS listens.
-var ExternalDNS = netip.MustParseAddrPort("127.0.0.88:53")
+	"github.com/nvcf/conformance/clusters"
+)
 
 // Path is the seam where a path fault sits: traffic from the source pods
 // to one load-balancer address:port is redirected (nftables DNAT in table
@@ -57,8 +31,8 @@ type Path struct {
 }
 
 // PathBetween is the path from cluster from's pods to a load balancer
-// address of another cluster, on the embedded provider.
-func PathBetween(from int, lb netip.AddrPort) Path {
-	c := ClusterNetwork(from)
-	return Path{From: c.Pods, Gateway: c.Gateway, To: lb}
+// address of another cluster, on the address plan the provider gave
+// (from.Network).
+func PathBetween(from clusters.ClusterInfo, lb netip.AddrPort) Path {
+	return Path{From: from.Network.Pods, Gateway: from.Network.Gateway, To: lb}
 }

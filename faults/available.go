@@ -7,15 +7,15 @@ import (
 	"github.com/nvcf/conformance/faults/internal/nft"
 )
 
-// Available reports why f cannot be injected on this machine, or nil:
+// available reports why f cannot be injected on this machine, or nil:
 // network faults (paths, partitions, DNS, downgrade) need root and nft;
 // pod crashes need root to see and signal other users' processes. A
 // scenario skips, naming the reason, rather than failing.
-func Available(f Fault) error {
+func available(f Fault) error {
 	switch f.Action.(type) {
-	case TCPFault, UDPFault, Partition, DNSFault, Downgrade:
+	case tcpFault, UDPFault, partition, DNSFault, Downgrade:
 		return nft.Available()
-	case PodCrash:
+	case podCrash:
 		if os.Geteuid() != 0 {
 			return errors.New("pod crashes read /proc of other users' processes and signal them: run as root")
 		}

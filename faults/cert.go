@@ -21,8 +21,10 @@ type CertRotate struct {
 	Cluster   Cluster
 	Namespace string
 	Secret    string
-	// Cert and Key are PEM (tls.crt, tls.key); CA, when set, replaces ca.crt.
-	Cert, Key, CA []byte
+	// Cert and Key are PEM (tls.crt, tls.key).
+	Cert, Key []byte
+	// ca, when set, replaces ca.crt (PEM).
+	ca []byte
 	// CertFile and KeyFile are read when Cert or Key is empty, e.g. a
 	// pki.Credential's CertPath and KeyPath.
 	CertFile, KeyFile string
@@ -31,15 +33,15 @@ type CertRotate struct {
 	Variant string
 }
 
-// Kind is KindCert.
-func (CertRotate) Kind() Kind { return KindCert }
+// Kind is kindCert.
+func (CertRotate) Kind() Kind { return kindCert }
 
 // Describe names the Secret and the variant.
 func (c CertRotate) Describe() string {
 	return fmt.Sprintf("secret %s/%s -> %s", c.Namespace, c.Secret, c.Variant)
 }
 
-func (c CertRotate) inject(ctx context.Context, e *env) (Undo, error) {
+func (c CertRotate) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if len(c.Cert) == 0 && c.CertFile != "" {
 		b, err := os.ReadFile(c.CertFile)
 		if err != nil {
@@ -75,8 +77,8 @@ func (c CertRotate) inject(ctx context.Context, e *env) (Undo, error) {
 	}
 	data[corev1.TLSCertKey] = c.Cert
 	data[corev1.TLSPrivateKeyKey] = c.Key
-	if len(c.CA) > 0 {
-		data["ca.crt"] = c.CA
+	if len(c.ca) > 0 {
+		data["ca.crt"] = c.ca
 	}
 	if err := writeSecret(ctx, cs, c.Namespace, c.Secret, data); err != nil {
 		return nil, err

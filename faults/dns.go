@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/dnsproxy"
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/netnsx"
@@ -19,10 +20,10 @@ type DNSMode = dnsproxy.Mode
 
 // The DNS fault modes.
 const (
-	// NXDomain answers that the name does not exist.
-	NXDomain DNSMode = dnsproxy.NXDomain
-	// ServFail answers that the server failed.
-	ServFail DNSMode = dnsproxy.ServFail
+	// nxDomain answers that the name does not exist.
+	nxDomain DNSMode = dnsproxy.NXDomain
+	// servFail answers that the server failed.
+	servFail DNSMode = dnsproxy.ServFail
 	// Spoof answers A queries with DNSFault.Addr.
 	Spoof DNSMode = dnsproxy.Spoof
 )
@@ -36,11 +37,17 @@ type DNSIntercept struct {
 	From   netip.Prefix   `json:"from,omitzero"`
 }
 
-// ClusterDNSIntercept catches cluster i's pods' queries to their CoreDNS,
-// which would otherwise answer from its cache.
-func ClusterDNSIntercept(i int) DNSIntercept {
-	c := ClusterNetwork(i)
-	return DNSIntercept{Server: c.CoreDNS(), From: c.Pods}
+// ClusterDNSIntercept catches cluster c's pods' queries to their cluster
+// DNS (CoreDNS), which would otherwise answer from its cache.
+func ClusterDNSIntercept(c clusters.ClusterInfo) DNSIntercept {
+	return DNSIntercept{Server: c.Network.DNS, From: c.Network.Pods}
+}
+
+// externalDNSIntercept catches the host's queries to the environment's
+// external DNS: CoreDNS forwarding the topology's domain, and the
+// harness's probes.
+func externalDNSIntercept(env *clusters.Environment) DNSIntercept {
+	return DNSIntercept{Server: env.DNS}
 }
 
 // DNSFault answers one external name wrongly (NXDOMAIN, SERVFAIL or a
@@ -54,14 +61,16 @@ type DNSFault struct {
 	Mode DNSMode
 	// Addr is the spoofed IPv4 address (Mode Spoof).
 	Addr netip.Addr
-	// Intercepts (default: host queries to ExternalDNS).
+	// Intercepts are the queries caught, at least one:
+	// DNSIntercept{Server: env.DNS} for the host's queries to the
+	// environment's external DNS, ClusterDNSIntercept for a cluster's pods.
 	Intercepts []DNSIntercept
-	// Netns is where the rules and servers live ("" = this process's).
-	Netns string
+	// netns is where the rules and servers live ("" = this process's).
+	netns string
 }
 
-// Kind is KindDNS.
-func (DNSFault) Kind() Kind { return KindDNS }
+// Kind is kindDNS.
+func (DNSFault) Kind() Kind { return kindDNS }
 
 // Describe names the name, the answer and the intercepts.
 func (d DNSFault) Describe() string {
@@ -69,7 +78,7 @@ func (d DNSFault) Describe() string {
 	if d.Mode == Spoof {
 		s += " " + d.Addr.String()
 	}
-	for _, in := range d.intercepts() {
+	for _, in := range d.Intercepts {
 		from := "host"
 		if in.From.IsValid() {
 			from = in.From.String()
@@ -79,24 +88,25 @@ func (d DNSFault) Describe() string {
 	return s
 }
 
-func (d DNSFault) intercepts() []DNSIntercept {
+func (d DNSFault) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if len(d.Intercepts) == 0 {
-		return []DNSIntercept{{Server: ExternalDNS}}
+		return nil, fmt.Errorf("dns fault %s: no Intercepts (the external DNS, ClusterDNSIntercept)", d.Name)
 	}
-	return d.Intercepts
-}
-
-func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
+	for _, in := range d.Intercepts {
+		if !in.Server.IsValid() {
+			return nil, fmt.Errorf("dns fault %s: an intercept without a Server (does the provider give its DNS addresses?)", d.Name)
+		}
+	}
 	if err := nft.Available(); err != nil {
 		return nil, err
 	}
-	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: d.Netns, Comment: e.comment()}}); err != nil {
+	if err := e.persist(journal.Cleanup{NFT: &journal.NFT{Netns: d.netns, Comment: e.comment()}}); err != nil {
 		return nil, err
 	}
-	var undos []Undo
-	fail := func(err error) (Undo, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
+	var undos []undoFunc
+	fail := func(err error) (undoFunc, error) { return nil, errors.Join(err, chain(undos...)(ctx)) }
 	var rules []nft.Rule
-	for _, in := range d.intercepts() {
+	for _, in := range d.Intercepts {
 		srv, udpAt, tcpAt, err := d.serve(in, e)
 		if err != nil {
 			return fail(err)
@@ -118,19 +128,19 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 			rules = append(rules, nft.Rule{Chain: chainName, Expr: fmt.Sprintf("%s dnat ip to %s", match, x.to)})
 		}
 	}
-	if err := nft.Add(ctx, d.Netns, e.comment(), rules); err != nil {
+	if err := nft.Add(ctx, d.netns, e.comment(), rules); err != nil {
 		return fail(err)
 	}
 	flush := func() {
-		for _, in := range d.intercepts() {
-			if _, err := nft.FlushFlows(d.Netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
+		for _, in := range d.Intercepts {
+			if _, err := nft.FlushFlows(d.netns, unix.IPPROTO_UDP, in.From, in.Server); err != nil {
 				e.log.Warn("flush DNS conntrack", "err", err)
 			}
 		}
 	}
 	flush()
 	undos = append(undos, func(ctx context.Context) error {
-		err := nft.Delete(ctx, d.Netns, e.comment())
+		err := nft.Delete(ctx, d.netns, e.comment())
 		flush()
 		return err
 	})
@@ -140,11 +150,11 @@ func (d DNSFault) inject(ctx context.Context, e *env) (Undo, error) {
 // serve starts one fault server beside in.Server (same address, free ports).
 func (d DNSFault) serve(in DNSIntercept, e *env) (*dnsproxy.Server, netip.AddrPort, netip.AddrPort, error) {
 	at := netip.AddrPortFrom(in.Server.Addr(), 0).String()
-	pc, err := netnsx.ListenPacket(d.Netns, "udp", at, false)
+	pc, err := netnsx.ListenPacket(d.netns, "udp", at, false)
 	if err != nil {
 		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
 	}
-	l, err := netnsx.Listen(d.Netns, "tcp", at)
+	l, err := netnsx.Listen(d.netns, "tcp", at)
 	if err != nil {
 		_ = pc.Close()
 		return nil, netip.AddrPort{}, netip.AddrPort{}, fmt.Errorf("listen for the DNS fault on %s: %w", at, err)
@@ -152,7 +162,7 @@ func (d DNSFault) serve(in DNSIntercept, e *env) (*dnsproxy.Server, netip.AddrPo
 	srv, err := dnsproxy.Start(dnsproxy.Config{
 		Name: d.Name, Mode: d.Mode, Addr: d.Addr,
 		Upstream: in.Server,
-		Dial:     netnsx.Dialer{Netns: d.Netns}.DialContext,
+		Dial:     netnsx.Dialer{Netns: d.netns}.DialContext,
 		UDP:      pc, TCP: l,
 		Logger: e.log,
 	})

@@ -52,25 +52,29 @@ func lookup(t *testing.T, ns string, server netip.AddrPort, name string) (int, s
 	return r.Rcode, r.Answer[0].(*dns.A).A.String()
 }
 
+// labExternalDNS stands for the provider's external DNS, in the lab's host
+// namespace.
+var labExternalDNS = netip.MustParseAddrPort("127.0.0.88:53")
+
 func TestDNSSpoofForHostAndPods(t *testing.T) {
 	lab := nstest.New(t, 1)
 	c := lab.Clusters[0]
 	coreDNS := netip.AddrPortFrom(c.Gateway, 53)
-	realDNS(t, lab.Host, ExternalDNS)
+	realDNS(t, lab.Host, labExternalDNS)
 	realDNS(t, lab.Host, coreDNS)
 	const name = "stargate.region-a.nvcf.test"
 
 	f := DNSFault{
 		Name: name, Mode: Spoof, Addr: netip.MustParseAddr("198.18.250.66"),
-		Intercepts: []DNSIntercept{{Server: ExternalDNS}, {Server: coreDNS, From: c.Pods}},
-		Netns:      lab.Host,
+		Intercepts: []DNSIntercept{{Server: labExternalDNS}, {Server: coreDNS, From: c.Pods}},
+		netns:      lab.Host,
 	}
 	rec := NewRecorder("", nil)
-	h := StartT(context.Background(), t, Fault{Action: f}, rec)
+	h := startT(context.Background(), t, Fault{Action: f}, rec)
 	// Host-originated queries (CoreDNS forwarding, probes) to the external DNS.
-	_, a := lookup(t, lab.Host, ExternalDNS, name)
+	_, a := lookup(t, lab.Host, labExternalDNS, name)
 	require.Equal(t, "198.18.250.66", a)
-	_, a = lookup(t, lab.Host, ExternalDNS, "quic.region-a.nvcf.test")
+	_, a = lookup(t, lab.Host, labExternalDNS, "quic.region-a.nvcf.test")
 	require.Equal(t, "198.18.250.1", a, "other names are forwarded to the real server")
 	// Pods asking their CoreDNS.
 	_, a = lookup(t, c.PodNetns, coreDNS, name)
@@ -79,8 +83,8 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 	require.Equal(t, "198.18.250.1", a)
 
 	require.NoError(t, h.Stop(context.Background()))
-	require.Contains(t, rec.Records()[0].Effect, "127.0.0.88:53: 1 answered spoof, 1 forwarded")
-	_, a = lookup(t, lab.Host, ExternalDNS, name)
+	require.Contains(t, rec.list()[0].Effect, "127.0.0.88:53: 1 answered spoof, 1 forwarded")
+	_, a = lookup(t, lab.Host, labExternalDNS, name)
 	require.Equal(t, "198.18.250.1", a, "undo restores the real answer")
 	_, a = lookup(t, c.PodNetns, coreDNS, name)
 	require.Equal(t, "198.18.250.1", a)
@@ -88,8 +92,8 @@ func TestDNSSpoofForHostAndPods(t *testing.T) {
 
 func TestDNSNXDomain(t *testing.T) {
 	lab := nstest.New(t, 1)
-	realDNS(t, lab.Host, ExternalDNS)
-	StartT(context.Background(), t, Fault{Action: DNSFault{Name: "stargate.region-b.nvcf.test", Mode: NXDomain, Netns: lab.Host}}, nil)
-	rcode, _ := lookup(t, lab.Host, ExternalDNS, "stargate.region-b.nvcf.test")
+	realDNS(t, lab.Host, labExternalDNS)
+	startT(context.Background(), t, Fault{Action: DNSFault{Name: "stargate.region-b.nvcf.test", Mode: nxDomain, Intercepts: []DNSIntercept{{Server: labExternalDNS}}, netns: lab.Host}}, nil)
+	rcode, _ := lookup(t, lab.Host, labExternalDNS, "stargate.region-b.nvcf.test")
 	require.Equal(t, dns.RcodeNameError, rcode)
 }

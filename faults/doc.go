@@ -4,9 +4,9 @@
 // (delete, crash, scale), certificate rotation, DNS answers and TLS
 // downgrade.
 //
-// A Fault is a value (name, target, action, start delay, duration). Run
-// and Start inject it and always run its undo (when the duration ends, the
-// context ends, the test ends or the code panics), record when it was
+// A Fault is a value (name, target, action, start delay, duration). Start
+// injects it and always runs its undo (when the duration ends, the context
+// ends or Stop is called), record when it was
 // active in a Recorder, and journal it in the state directory so that
 // CleanupLeftovers removes what a killed run left behind. See README.md.
 package faults

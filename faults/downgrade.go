@@ -18,34 +18,34 @@ type DowngradeMode = mitm.Mode
 const (
 	// DowngradeH2C answers as a cleartext HTTP/2 server.
 	DowngradeH2C DowngradeMode = mitm.H2C
-	// DowngradeStrip relays the client's bytes to a plaintext server.
-	DowngradeStrip DowngradeMode = mitm.Strip
+	// downgradeStrip relays the client's bytes to a plaintext server.
+	downgradeStrip DowngradeMode = mitm.Strip
 )
 
 // Downgrade puts a man in the middle on an ingress path (the same DNAT
-// seam as TCPFault) that answers TLS clients in plaintext. The client must
+// seam as the TCP faults) that answers TLS clients in plaintext. The client must
 // refuse (reason plaintext-to-tls) and never continue in plaintext.
 type Downgrade struct {
 	Path Path
 	Mode DowngradeMode
-	// PlainUpstream is the plaintext server that DowngradeStrip relays to
+	// plainUpstream is the plaintext server that downgradeStrip relays to
 	// (e.g. the backend router's h2c address).
-	PlainUpstream netip.AddrPort
+	plainUpstream netip.AddrPort
 }
 
-// Kind is KindDowngrade.
-func (Downgrade) Kind() Kind { return KindDowngrade }
+// Kind is kindDowngrade.
+func (Downgrade) Kind() Kind { return kindDowngrade }
 
 // Describe names the path and mode.
 func (d Downgrade) Describe() string {
 	s := fmt.Sprintf("%s mitm=%s", d.Path, d.Mode)
-	if d.Mode == DowngradeStrip {
-		s += " plain-upstream=" + d.PlainUpstream.String()
+	if d.Mode == downgradeStrip {
+		s += " plain-upstream=" + d.plainUpstream.String()
 	}
 	return s
 }
 
-func (d Downgrade) inject(ctx context.Context, e *env) (Undo, error) {
+func (d Downgrade) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if err := d.Path.validate(); err != nil {
 		return nil, err
 	}
@@ -54,8 +54,8 @@ func (d Downgrade) inject(ctx context.Context, e *env) (Undo, error) {
 		return nil, fmt.Errorf("listen for the downgrade MITM on %s: %w", d.Path.Gateway, err)
 	}
 	plain := ""
-	if d.PlainUpstream.IsValid() {
-		plain = d.PlainUpstream.String()
+	if d.plainUpstream.IsValid() {
+		plain = d.plainUpstream.String()
 	}
 	s, err := mitm.Start(mitm.Config{Listener: l, Mode: d.Mode, PlainUpstream: plain, Dial: netnsx.Dialer{Netns: d.Path.Netns}.DialContext, Logger: e.log})
 	if err != nil {

@@ -73,16 +73,16 @@ func TestDowngradeMITMIsRefusedAndUndone(t *testing.T) {
 	}
 	require.NoError(t, handshake(), "positive control: TLS works before the fault")
 
-	for _, mode := range []DowngradeMode{DowngradeH2C, DowngradeStrip} {
+	for _, mode := range []DowngradeMode{DowngradeH2C, downgradeStrip} {
 		t.Run(string(mode), func(t *testing.T) {
 			d := Downgrade{Path: Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host}, Mode: mode}
-			if mode == DowngradeStrip {
+			if mode == downgradeStrip {
 				// Relay to a plaintext HTTP server, as the router's h2c port.
 				plain := netip.AddrPortFrom(c.LB, 50080)
 				plainHTTP(t, lab.Host, plain)
-				d.PlainUpstream = plain
+				d.plainUpstream = plain
 			}
-			h := StartT(context.Background(), t, Fault{Action: d}, nil)
+			h := startT(context.Background(), t, Fault{Action: d}, nil)
 			err := handshake()
 			require.Error(t, err)
 			// The harness's own classification (fixtures/trust) of the refusal.

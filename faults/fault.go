@@ -18,15 +18,15 @@ type Kind string
 
 // The kinds of faults.
 const (
-	KindTCP       Kind = "tcp"         // toxics on TCP connections over a path
-	KindUDP       Kind = "udp"         // impairments of UDP datagrams over a path
-	KindPartition Kind = "partition"   // drop everything between two clusters
-	KindPodDelete Kind = "pod-delete"  // delete pods through the API
-	KindPodCrash  Kind = "pod-crash"   // kill pods' processes behind the API's back
-	KindScale     Kind = "scale"       // change a workload's replicas
-	KindCert      Kind = "cert-rotate" // replace a TLS Secret's certificate
-	KindDNS       Kind = "dns"         // answer an external name wrongly
-	KindDowngrade Kind = "downgrade"   // answer TLS clients in plaintext
+	kindTCP       Kind = "tcp"         // toxics on TCP connections over a path
+	kindUDP       Kind = "udp"         // impairments of UDP datagrams over a path
+	kindPartition Kind = "partition"   // drop everything between two clusters
+	kindPodDelete Kind = "pod-delete"  // delete pods through the API
+	kindPodCrash  Kind = "pod-crash"   // kill pods' processes behind the API's back
+	kindScale     Kind = "scale"       // change a workload's replicas
+	kindCert      Kind = "cert-rotate" // replace a TLS Secret's certificate
+	kindDNS       Kind = "dns"         // answer an external name wrongly
+	kindDowngrade Kind = "downgrade"   // answer TLS clients in plaintext
 )
 
 // Target says what a fault hits, for people and reports; the Action holds
@@ -61,19 +61,19 @@ func (t Target) String() string {
 	return strings.Join(parts, " ")
 }
 
-// Undo reverts an injected fault. It must be safe to call once, also with
+// undoFunc reverts an injected fault. It must be safe to call once, also with
 // a context whose parent has ended.
-type Undo func(ctx context.Context) error
+type undoFunc func(ctx context.Context) error
 
 // Action is what a fault does: one of the typed actions of this package
-// (TCPFault, UDPFault, Partition, PodDelete, PodCrash, Scale, CertRotate,
-// DNSFault, Downgrade).
+// (UDPFault, CertRotate, DNSFault, Downgrade, PartitionBetween's; FromParams
+// builds every kind, also TCP toxics, pod deletes and crashes, scaling).
 type Action interface {
 	// Kind is the action's family.
 	Kind() Kind
 	// Describe summarises the parameters for reports.
 	Describe() string
-	inject(ctx context.Context, e *env) (Undo, error)
+	inject(ctx context.Context, e *env) (undoFunc, error)
 }
 
 // Fault is one declarative, time-bounded fault.
@@ -84,7 +84,7 @@ type Fault struct {
 	Target Target
 	// Action injects the fault and returns its undo.
 	Action Action
-	// Start delays the injection after Run or Start is called.
+	// Start delays the injection after Start is called.
 	Start time.Duration
 	// Duration is how long the fault stays; 0 means until the context ends
 	// or Stop is called.
@@ -106,9 +106,9 @@ func (f Fault) name() string {
 	return string(f.Kind())
 }
 
-// Inject applies the fault now, without recording or journaling it, and
-// returns its undo. Prefer Run or Start, which always undo.
-func (f Fault) Inject(ctx context.Context) (Undo, error) {
+// inject applies the fault now, without recording or journaling it, and
+// returns its undo. Prefer run or Start, which always undo.
+func (f Fault) inject(ctx context.Context) (undoFunc, error) {
 	if f.Action == nil {
 		return nil, fmt.Errorf("fault %q has no Action", f.Name)
 	}

@@ -158,3 +158,21 @@ func (u *udpClient) read() error {
 	_, _, err := u.ReadFrom(make([]byte, 64))
 	return err
 }
+
+// startT is Start for tests: it fails tb when the injection fails and
+// registers the undo with tb.Cleanup, so the fault is undone when the test
+// ends, fails or panics.
+func startT(ctx context.Context, tb testing.TB, f Fault, rec *Recorder) *Handle {
+	tb.Helper()
+	h, err := Start(ctx, f, rec)
+	if err != nil {
+		tb.Fatalf("%v", err)
+		return nil
+	}
+	tb.Cleanup(func() {
+		if err := h.Stop(context.Background()); err != nil {
+			tb.Errorf("%v", err)
+		}
+	})
+	return h
+}

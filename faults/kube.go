@@ -14,21 +14,21 @@ import (
 )
 
 // Cluster is how a pod, workload or certificate fault reaches one
-// cluster's API: a kubeconfig path and context, or a ready Client.
+// cluster's API: a kubeconfig path and context.
 type Cluster struct {
 	// Kubeconfig is the kubeconfig file; Context the context in it (""
 	// = its current context).
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	Context    string `json:"context,omitempty"`
-	// Client, when set, is used instead of loading Kubeconfig. Faults that
+	// clientset, when set (tests), is used instead of loading Kubeconfig. Faults that
 	// change objects still journal Kubeconfig/Context, so that a killed
 	// run's changes can be restored only when those are set too.
-	Client kubernetes.Interface `json:"-"`
+	clientset kubernetes.Interface `json:"-"`
 }
 
 func (c Cluster) client() (kubernetes.Interface, error) {
-	if c.Client != nil {
-		return c.Client, nil
+	if c.clientset != nil {
+		return c.clientset, nil
 	}
 	return clientFor(journal.Cluster{Kubeconfig: c.Kubeconfig, Context: c.Context})
 }

@@ -25,8 +25,8 @@ func pod(name, uid string) *corev1.Pod {
 
 func TestPodDeleteGraceAndCount(t *testing.T) {
 	cs := fake.NewClientset(pod("sg-0", "u0"), pod("sg-1", "u1"), pod("sg-2", "u2"))
-	f := Fault{Action: PodDelete{Cluster: Cluster{Client: cs}, Namespace: "nvcf", Selector: "app=stargate", Count: 2, Immediate: true}}
-	require.NoError(t, Run(context.Background(), withDuration(f, time.Millisecond), nil))
+	f := Fault{Action: podDelete{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Selector: "app=stargate", Count: 2, Immediate: true}}
+	require.NoError(t, run(context.Background(), withDuration(f, time.Millisecond), nil))
 	left, err := cs.CoreV1().Pods("nvcf").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, left.Items, 1)
@@ -39,7 +39,7 @@ func TestPodDeleteGraceAndCount(t *testing.T) {
 	}
 	require.Equal(t, []int64{0, 0}, graces)
 
-	_, err = Start(context.Background(), Fault{Action: PodDelete{Cluster: Cluster{Client: cs}, Namespace: "nvcf", Selector: "app=pylon"}}, nil)
+	_, err = Start(context.Background(), Fault{Action: podDelete{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Selector: "app=pylon"}}, nil)
 	require.ErrorContains(t, err, `no running pod matches "app=pylon"`)
 }
 
@@ -54,7 +54,7 @@ func TestScaleAndUndo(t *testing.T) {
 		return *s.Spec.Replicas
 	}
 	dir := t.TempDir()
-	h, err := Start(context.Background(), Fault{Action: Scale{Cluster: Cluster{Client: cs, Kubeconfig: "/k", Context: "region-a"}, Namespace: "nvcf", Workload: "StatefulSet", Name: "stargate", Replicas: 1}}, NewRecorder(dir, nil))
+	h, err := Start(context.Background(), Fault{Action: scale{Cluster: Cluster{clientset: cs, Kubeconfig: "/k", Context: "region-a"}, Namespace: "nvcf", Workload: "StatefulSet", Name: "stargate", Replicas: 1}}, NewRecorder(dir, nil))
 	require.NoError(t, err)
 	require.Equal(t, int32(1), get())
 	es, err := List(dir)
@@ -67,7 +67,7 @@ func TestScaleAndUndo(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, es)
 
-	_, err = Start(context.Background(), Fault{Action: Scale{Cluster: Cluster{Client: cs}, Namespace: "nvcf", Workload: "DaemonSet", Name: "x"}}, nil)
+	_, err = Start(context.Background(), Fault{Action: scale{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Workload: "DaemonSet", Name: "x"}}, nil)
 	require.ErrorContains(t, err, "want Deployment or StatefulSet")
 }
 
@@ -81,13 +81,13 @@ func TestCertRotateAndRestore(t *testing.T) {
 	}
 	rec := NewRecorder(t.TempDir(), nil)
 	h, err := Start(context.Background(), Fault{Target: Target{Cluster: "region-a", Service: "nvcf/ingress-tls"}, Action: CertRotate{
-		Cluster: Cluster{Client: cs}, Namespace: "nvcf", Secret: "ingress-tls",
+		Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Secret: "ingress-tls",
 		Cert: []byte("WRONG ROOT CERT"), Key: []byte("WRONG ROOT KEY"), Variant: "wrong-root",
 	}}, rec)
 	require.NoError(t, err)
 	require.Equal(t, "WRONG ROOT CERT", string(data()["tls.crt"]))
 	require.Equal(t, "ROOT", string(data()["ca.crt"]), "ca.crt is kept unless CA is given")
-	require.Contains(t, rec.Active()[0].Params, "wrong-root")
+	require.Contains(t, rec.active()[0].Params, "wrong-root")
 	require.NoError(t, h.Stop(context.Background()))
 	require.Equal(t, orig, data())
 }
@@ -102,7 +102,7 @@ func TestPodCrashKillsTheProcessBehindTheAPIsBack(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	cs := fake.NewClientset(pod("sg-0", uid))
-	_, err := Start(context.Background(), Fault{Action: PodCrash{Cluster: Cluster{Client: cs}, Namespace: "nvcf", Name: "sg-0"}}, nil)
+	_, err := Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Name: "sg-0"}}, nil)
 	require.NoError(t, err)
 	select {
 	case err := <-exited:
@@ -116,6 +116,6 @@ func TestPodCrashKillsTheProcessBehindTheAPIsBack(t *testing.T) {
 
 	// A pod without processes here is an error that says why.
 	cs2 := fake.NewClientset(pod("sg-9", "00000000-0000-0000-0000-000000000000"))
-	_, err = Start(context.Background(), Fault{Action: PodCrash{Cluster: Cluster{Client: cs2}, Namespace: "nvcf", Name: "sg-9"}}, nil)
+	_, err = Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs2}, Namespace: "nvcf", Name: "sg-9"}}, nil)
 	require.ErrorContains(t, err, "embedded provider")
 }

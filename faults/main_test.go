@@ -12,9 +12,9 @@ import (
 // waits to be killed, for TestCleanupLeftoversAfterKill.
 func TestMain(m *testing.M) {
 	if ns := os.Getenv("NVCF_FAULTS_CHILD_NETNS"); ns != "" {
-		p := Partition{
-			A:     Side{Pods: netip.MustParsePrefix("198.18.210.0/24"), LBs: netip.MustParsePrefix("198.19.210.0/24")},
-			B:     Side{Pods: netip.MustParsePrefix("198.18.211.0/24"), LBs: netip.MustParsePrefix("198.19.211.0/24")},
+		p := partition{
+			A:     side{Pods: netip.MustParsePrefix("198.18.210.0/24"), LBs: netip.MustParsePrefix("198.19.210.0/24")},
+			B:     side{Pods: netip.MustParsePrefix("198.18.211.0/24"), LBs: netip.MustParsePrefix("198.19.211.0/24")},
 			Netns: ns,
 		}
 		if _, err := Start(context.Background(), Fault{Name: "orphan", Action: p}, NewRecorder(os.Getenv("NVCF_FAULTS_CHILD_STATE"), nil)); err != nil {

@@ -27,12 +27,12 @@ func TestTCPLatencyOnPathAndUndo(t *testing.T) {
 	require.Equal(t, c.Pod, echo.lastPeer(), "before the fault the pod reaches the LB directly")
 
 	rec := NewRecorder(t.TempDir(), nil)
-	f := Fault{Name: "slow path", Target: Target{From: "a", To: "a-lb"}, Action: TCPFault{
+	f := Fault{Name: "slow path", Target: Target{From: "a", To: "a-lb"}, Action: tcpFault{
 		Path:       path,
-		Upstream:   []Toxic{Latency{Latency: 100 * time.Millisecond, Jitter: 10 * time.Millisecond}},
-		Downstream: []Toxic{Latency{Latency: 100 * time.Millisecond}},
+		Upstream:   []toxic{latency{Latency: 100 * time.Millisecond, Jitter: 10 * time.Millisecond}},
+		Downstream: []toxic{latency{Latency: 100 * time.Millisecond}},
 	}}
-	h := StartT(context.Background(), t, f, rec)
+	h := startT(context.Background(), t, f, rec)
 	conn, err = dialFrom(c.PodNetns, lb, 10*time.Second)
 	require.NoError(t, err)
 	var fastest time.Duration = time.Hour
@@ -44,11 +44,11 @@ func TestTCPLatencyOnPathAndUndo(t *testing.T) {
 	t.Logf("TCP round trip through 100±10 ms up + 100 ms down: fastest %v", fastest)
 	require.GreaterOrEqual(t, fastest, 185*time.Millisecond, "at least 90 ms up + 100 ms down, minus clock slack")
 	require.NotEqual(t, c.Pod, echo.lastPeer(), "during the fault the proxy, not the pod, dials the LB")
-	require.Len(t, rec.Active(), 1)
+	require.Len(t, rec.active(), 1)
 
 	require.NoError(t, h.Stop(context.Background()))
-	require.Empty(t, rec.Active())
-	require.Contains(t, rec.Records()[0].Effect, "1 connections through the toxics")
+	require.Empty(t, rec.active())
+	require.Contains(t, rec.list()[0].Effect, "1 connections through the toxics")
 	comments, err := nft.Comments(context.Background(), lab.Host)
 	require.NoError(t, err)
 	require.Empty(t, comments, "undo removes the rules")
@@ -74,7 +74,7 @@ func TestUDPFaultCatchesExistingFlowAndUndo(t *testing.T) {
 		Upstream: Impairment{Duplicate: 1},
 		Seed:     1,
 	}}
-	h := StartT(context.Background(), t, f, nil)
+	h := startT(context.Background(), t, f, nil)
 	// The same socket: its conntrack entry was flushed, so it now goes
 	// through the proxy, which sends every datagram twice.
 	require.NoError(t, cl.ping())
@@ -91,9 +91,9 @@ func TestUDPBlackholeOnPath(t *testing.T) {
 	lb := netip.AddrPortFrom(c.LB, 7003)
 	echo := newUDPEcho(t, lab.Host, lb)
 	cl := newUDPClient(t, c, lb)
-	h := StartT(context.Background(), t, Fault{Action: UDPFault{
+	h := startT(context.Background(), t, Fault{Action: UDPFault{
 		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
-		Upstream: Impairment{Blackhole: Schedule{On: time.Hour}},
+		Upstream: Impairment{Blackhole: schedule{On: time.Hour}},
 	}}, nil)
 	for range 20 {
 		_, err := cl.WriteTo([]byte("x"), cl.to)
@@ -122,7 +122,7 @@ func TestUDPFaultCatchesFlowWhoseServerSpeaksFirst(t *testing.T) {
 	require.NoError(t, cl.ping())
 	require.Equal(t, 1, srv.count())
 
-	h := StartT(context.Background(), t, Fault{Name: "dup", Action: UDPFault{
+	h := startT(context.Background(), t, Fault{Name: "dup", Action: UDPFault{
 		Path:     Path{From: c.Pods, Gateway: c.Gateway, To: lb, Netns: lab.Host},
 		Upstream: Impairment{Duplicate: 1},
 		Seed:     1,

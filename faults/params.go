@@ -4,21 +4,22 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nvcf/conformance/clusters"
 )
 
 // ParamEnv is what FromParams needs to know about a running environment.
 type ParamEnv struct {
-	// Clusters are the topology's cluster names in order (position = index
-	// in the address plan).
-	Clusters []string
-	// Kubeconfig is the environment's kubeconfig (one context per cluster,
-	// named after it).
+	// Environment is the running environment, as its provider described
+	// it: its clusters' names and address plans, and its external DNS.
+	Environment *clusters.Environment
+	// Kubeconfig overrides the Environment's kubeconfig (one context per
+	// cluster, named after it).
 	Kubeconfig string
 	// Netns puts network faults into a named network namespace ("" = this
 	// process's), for environments that run inside one.
@@ -28,19 +29,32 @@ type ParamEnv struct {
 	LookupLB func(ctx context.Context, cluster, namespace, service string, port uint16) (netip.AddrPort, error)
 }
 
-func (e ParamEnv) index(name string) (int, error) {
-	i := slices.Index(e.Clusters, name)
-	if i < 0 {
-		return 0, fmt.Errorf("cluster %q is not in the topology (clusters: %s)", name, strings.Join(e.Clusters, ", "))
+// info is the named cluster of the environment.
+func (e ParamEnv) info(name string) (clusters.ClusterInfo, error) {
+	if e.Environment == nil {
+		return clusters.ClusterInfo{}, fmt.Errorf("cluster %q: no environment to look it up in", name)
 	}
-	return i, nil
+	c, ok := e.Environment.Cluster(name)
+	if !ok {
+		var names []string
+		for _, c := range e.Environment.Clusters {
+			names = append(names, c.Name)
+		}
+		return clusters.ClusterInfo{}, fmt.Errorf("cluster %q is not in the environment (clusters: %s)", name, strings.Join(names, ", "))
+	}
+	return c, nil
 }
 
 func (e ParamEnv) cluster(name string) (Cluster, error) {
-	if _, err := e.index(name); err != nil {
+	c, err := e.info(name)
+	if err != nil {
 		return Cluster{}, err
 	}
-	return Cluster{Kubeconfig: e.Kubeconfig, Context: name}, nil
+	kubeconfig := e.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = e.Environment.Kubeconfig
+	}
+	return Cluster{Kubeconfig: kubeconfig, Context: c.Context}, nil
 }
 
 // params reads typed values and reports unknown keys.
@@ -136,30 +150,30 @@ func FromParams(ctx context.Context, kind Kind, target string, kv map[string]str
 
 func fromParams(ctx context.Context, kind Kind, target string, p *params, env ParamEnv) (Fault, error) {
 	switch kind {
-	case KindPartition:
+	case kindPartition:
 		a, b, ok := strings.Cut(target, "->")
 		if !ok {
 			return Fault{}, fmt.Errorf("partition target %q: want FROM->TO (cluster names)", target)
 		}
-		ia, err := env.index(a)
+		ia, err := env.info(a)
 		if err != nil {
 			return Fault{}, err
 		}
-		ib, err := env.index(b)
+		ib, err := env.info(b)
 		if err != nil {
 			return Fault{}, err
 		}
 		oneway := p.str("oneway", "false") == "true"
 		return Fault{Target: Target{From: a, To: b}, Action: PartitionBetween(ia, ib, oneway)}, nil
-	case KindTCP, KindUDP, KindDowngrade:
+	case kindTCP, kindUDP, kindDowngrade:
 		path, t, err := pathTarget(ctx, target, p, env)
 		if err != nil {
 			return Fault{}, err
 		}
 		switch kind {
-		case KindTCP:
+		case kindTCP:
 			return Fault{Target: t, Action: tcpParams(path, p)}, nil
-		case KindUDP:
+		case kindUDP:
 			return Fault{Target: t, Action: udpParams(path, p)}, nil
 		}
 		d := Downgrade{Path: path, Mode: DowngradeMode(p.str("mode", string(DowngradeH2C)))}
@@ -168,10 +182,10 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			if err != nil {
 				return Fault{}, fmt.Errorf("param plain=%q: want ADDR:PORT of a plaintext server: %w", v, err)
 			}
-			d.PlainUpstream = ap
+			d.plainUpstream = ap
 		}
 		return Fault{Target: t, Action: d}, nil
-	case KindPodDelete, KindPodCrash:
+	case kindPodDelete, kindPodCrash:
 		c, ns, name, err := objectTarget(target, env, false)
 		if err != nil {
 			return Fault{}, err
@@ -182,15 +196,15 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		}
 		t := Target{Cluster: c.Context, Pods: name + sel}
 		count := int(p.int("count"))
-		if kind == KindPodDelete {
-			return Fault{Target: t, Action: PodDelete{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Immediate: p.str("immediate", "false") == "true"}}, nil
+		if kind == kindPodDelete {
+			return Fault{Target: t, Action: podDelete{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Immediate: p.str("immediate", "false") == "true"}}, nil
 		}
 		sig := syscall.SIGKILL
 		if p.str("signal", "KILL") == "TERM" {
 			sig = syscall.SIGTERM
 		}
-		return Fault{Target: t, Action: PodCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
-	case KindScale:
+		return Fault{Target: t, Action: podCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
+	case kindScale:
 		c, ns, rest, err := objectTarget(target, env, true)
 		if err != nil {
 			return Fault{}, err
@@ -203,8 +217,8 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		if !p.has("replicas") {
 			return Fault{}, fmt.Errorf("scale: --param replicas=N is required")
 		}
-		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + rest}, Action: Scale{Cluster: c, Namespace: ns, Workload: kinds[strings.ToLower(wk)], Name: name, Replicas: int32(p.int("replicas"))}}, nil
-	case KindCert:
+		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + rest}, Action: scale{Cluster: c, Namespace: ns, Workload: kinds[strings.ToLower(wk)], Name: name, Replicas: int32(p.int("replicas"))}}, nil
+	case kindCert:
 		c, ns, secret, err := objectTarget(target, env, true)
 		if err != nil {
 			return Fault{}, err
@@ -214,8 +228,11 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			return Fault{}, fmt.Errorf("cert-rotate: --param cert=FILE and --param key=FILE are required (PEM, e.g. from the PKI folder)")
 		}
 		return Fault{Target: Target{Cluster: c.Context, Service: ns + "/" + secret}, Action: a}, nil
-	case KindDNS:
-		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(NXDomain)))}
+	case kindDNS:
+		if env.Environment == nil {
+			return Fault{}, fmt.Errorf("dns fault: no environment to find its external DNS in")
+		}
+		d := DNSFault{Name: target, Mode: DNSMode(p.str("mode", string(nxDomain))), Intercepts: []DNSIntercept{externalDNSIntercept(env.Environment)}}
 		if v := p.str("addr", ""); v != "" {
 			a, err := netip.ParseAddr(v)
 			if err != nil {
@@ -224,13 +241,12 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 			d.Addr = a
 		}
 		if v := p.str("pods", ""); v != "" {
-			d.Intercepts = []DNSIntercept{{Server: ExternalDNS}}
 			for _, name := range strings.Split(v, ",") {
-				i, err := env.index(name)
+				c, err := env.info(name)
 				if err != nil {
 					return Fault{}, err
 				}
-				d.Intercepts = append(d.Intercepts, ClusterDNSIntercept(i))
+				d.Intercepts = append(d.Intercepts, ClusterDNSIntercept(c))
 			}
 		}
 		return Fault{Target: Target{Service: target}, Action: d}, nil
@@ -239,7 +255,7 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 }
 
 func kindNames() []string {
-	return []string{string(KindTCP), string(KindUDP), string(KindPartition), string(KindPodDelete), string(KindPodCrash), string(KindScale), string(KindCert), string(KindDNS), string(KindDowngrade)}
+	return []string{string(kindTCP), string(kindUDP), string(kindPartition), string(kindPodDelete), string(kindPodCrash), string(kindScale), string(kindCert), string(kindDNS), string(kindDowngrade)}
 }
 
 // objectTarget reads CLUSTER/NAMESPACE[/REST].
@@ -278,7 +294,7 @@ const ParamHelp = `kinds, targets and params (--param key=value, repeatable):
 // inNetns places a network action in namespace ns.
 func inNetns(a Action, ns string) Action {
 	switch x := a.(type) {
-	case TCPFault:
+	case tcpFault:
 		x.Path.Netns = ns
 		return x
 	case UDPFault:
@@ -287,11 +303,11 @@ func inNetns(a Action, ns string) Action {
 	case Downgrade:
 		x.Path.Netns = ns
 		return x
-	case Partition:
+	case partition:
 		x.Netns = ns
 		return x
 	case DNSFault:
-		x.Netns = ns
+		x.netns = ns
 		return x
 	}
 	return a

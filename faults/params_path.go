@@ -14,7 +14,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 	if !ok {
 		return Path{}, Target{}, fmt.Errorf("path target %q: want FROM->ADDR:PORT or FROM->CLUSTER/NAMESPACE/SERVICE[:PORT]", target)
 	}
-	i, err := env.index(from)
+	src, err := env.info(from)
 	if err != nil {
 		return Path{}, Target{}, err
 	}
@@ -32,7 +32,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 				return Path{}, Target{}, fmt.Errorf("path target %q: port %q: %w", target, portStr, err)
 			}
 		}
-		if _, err := env.index(parts[0]); err != nil {
+		if _, err := env.info(parts[0]); err != nil {
 			return Path{}, Target{}, err
 		}
 		if env.LookupLB == nil {
@@ -45,7 +45,7 @@ func pathTarget(ctx context.Context, target string, p *params, env ParamEnv) (Pa
 	} else {
 		t.To = lb.String()
 	}
-	path := PathBetween(i, lb)
+	path := PathBetween(src, lb)
 	path.KeepFlows = p.str("keepflows", "false") == "true"
 	return path, t, nil
 }
@@ -60,30 +60,30 @@ func dirs(p *params) (up, down bool) {
 	return true, true
 }
 
-func tcpParams(path Path, p *params) TCPFault {
-	var ts []Toxic
+func tcpParams(path Path, p *params) tcpFault {
+	var ts []toxic
 	if p.has("latency") || p.has("jitter") {
-		ts = append(ts, Latency{Latency: p.dur("latency"), Jitter: p.dur("jitter")})
+		ts = append(ts, latency{Latency: p.dur("latency"), Jitter: p.dur("jitter")})
 	}
 	if p.has("bandwidth") {
-		ts = append(ts, Bandwidth{KBps: p.int("bandwidth")})
+		ts = append(ts, bandwidth{KBps: p.int("bandwidth")})
 	}
 	if p.has("slowclose") {
-		ts = append(ts, SlowClose{Delay: p.dur("slowclose")})
+		ts = append(ts, slowClose{Delay: p.dur("slowclose")})
 	}
 	if p.has("timeout") {
-		ts = append(ts, Timeout{After: p.dur("timeout")})
+		ts = append(ts, timeout{After: p.dur("timeout")})
 	}
 	if p.has("reset") {
-		ts = append(ts, ResetPeer{After: p.dur("reset")})
+		ts = append(ts, resetPeer{After: p.dur("reset")})
 	}
 	if p.has("slice") {
-		ts = append(ts, Slicer{AverageSize: int(p.int("slice")), SizeVariation: int(p.int("slicevar")), Delay: p.dur("slicedelay")})
+		ts = append(ts, slicer{AverageSize: int(p.int("slice")), SizeVariation: int(p.int("slicevar")), Delay: p.dur("slicedelay")})
 	}
 	if p.has("limit") {
-		ts = append(ts, LimitData{Bytes: p.int("limit")})
+		ts = append(ts, limitData{Bytes: p.int("limit")})
 	}
-	f := TCPFault{Path: path}
+	f := tcpFault{Path: path}
 	up, down := dirs(p)
 	if up {
 		f.Upstream = ts
@@ -98,12 +98,12 @@ func udpParams(path Path, p *params) UDPFault {
 	imp := Impairment{
 		Loss: p.float("loss"), Delay: p.dur("delay"), Jitter: p.dur("jitter"),
 		Duplicate: p.float("dup"), Reorder: p.float("reorder"), Corrupt: p.float("corrupt"),
-		Blackhole: Schedule{On: p.dur("blackhole"), Off: p.dur("blackhole-off")},
+		Blackhole: schedule{On: p.dur("blackhole"), Off: p.dur("blackhole-off")},
 	}
 	if p.has("burst") {
-		imp.Burst = BurstLoss(imp.Loss, p.float("burst"))
+		imp.Burst = burstLoss(imp.Loss, p.float("burst"))
 	}
-	f := UDPFault{Path: path, Seed: uint64(p.int("seed")), RebindEvery: p.dur("rebind")}
+	f := UDPFault{Path: path, Seed: uint64(p.int("seed")), rebindEvery: p.dur("rebind")}
 	up, down := dirs(p)
 	if up {
 		f.Upstream = imp

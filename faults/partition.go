@@ -5,30 +5,31 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/nft"
 )
 
-// Side is one cluster's end of a partition: its pod range and the range of
+// side is one cluster's end of a partition: its pod range and the range of
 // its load-balancer addresses.
-type Side struct {
+type side struct {
 	Pods netip.Prefix `json:"pods"`
 	LBs  netip.Prefix `json:"lbs"`
 }
 
-// SideOf is cluster i's side on the embedded provider.
-func SideOf(i int) Side {
-	c := ClusterNetwork(i)
-	return Side{Pods: c.Pods, LBs: c.LBs}
+// sideOf is cluster c's side, from the address plan the provider gave
+// (c.Network).
+func sideOf(c clusters.ClusterInfo) side {
+	return side{Pods: c.Network.Pods, LBs: c.Network.LoadBalancers}
 }
 
-// Partition drops the traffic between two clusters with nftables rules in
+// partition drops the traffic between two clusters with nftables rules in
 // table `inet nvcf_faults`, on the host's input (pod → load balancer, which
 // the host delivers locally), output (load balancer → pod replies) and
 // forward (pod → pod across bridges) hooks. Flows already open stall; the
 // partition heals when the rules go.
-type Partition struct {
-	A, B Side
+type partition struct {
+	A, B side
 	// OneWay cuts only the flows that A opens towards B; B's flows towards
 	// A, and their replies, pass.
 	OneWay bool
@@ -36,17 +37,18 @@ type Partition struct {
 	Netns string
 }
 
-// PartitionBetween cuts clusters a and b (topology positions) of the
-// embedded provider; oneWay cuts only a's flows towards b.
-func PartitionBetween(a, b int, oneWay bool) Partition {
-	return Partition{A: SideOf(a), B: SideOf(b), OneWay: oneWay}
+// PartitionBetween drops the traffic between clusters a and b (nftables
+// rules on the host; flows already open stall until it heals); oneWay cuts
+// only the flows a opens towards b.
+func PartitionBetween(a, b clusters.ClusterInfo, oneWay bool) Action {
+	return partition{A: sideOf(a), B: sideOf(b), OneWay: oneWay}
 }
 
-// Kind is KindPartition.
-func (Partition) Kind() Kind { return KindPartition }
+// Kind is kindPartition.
+func (partition) Kind() Kind { return kindPartition }
 
 // Describe names the ranges and direction.
-func (p Partition) Describe() string {
+func (p partition) Describe() string {
 	arrow := "<->"
 	if p.OneWay {
 		arrow = "->"
@@ -55,7 +57,7 @@ func (p Partition) Describe() string {
 }
 
 // cut returns the rules that stop the flows src opens towards dst.
-func cut(src, dst Side) []nft.Rule {
+func cut(src, dst side) []nft.Rule {
 	return []nft.Rule{
 		{Chain: nft.Input, Expr: fmt.Sprintf("ip saddr %s ip daddr %s counter drop", src.Pods, dst.LBs)},
 		{Chain: nft.Output, Expr: fmt.Sprintf("ip saddr %s ip daddr %s counter drop", dst.LBs, src.Pods)},
@@ -64,8 +66,8 @@ func cut(src, dst Side) []nft.Rule {
 	}
 }
 
-func (p Partition) inject(ctx context.Context, e *env) (Undo, error) {
-	for _, s := range []Side{p.A, p.B} {
+func (p partition) inject(ctx context.Context, e *env) (undoFunc, error) {
+	for _, s := range []side{p.A, p.B} {
 		if !s.Pods.IsValid() || !s.LBs.IsValid() {
 			return nil, fmt.Errorf("partition %s: each side needs Pods and LBs (see PartitionBetween)", p.Describe())
 		}

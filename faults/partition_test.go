@@ -35,9 +35,9 @@ func TestPartitionDropsBothDirectionsAndHeals(t *testing.T) {
 	require.True(t, reachable(b.PodNetns, lbA, 10*time.Second))
 	require.True(t, reachable(a.PodNetns, podB, 10*time.Second))
 
-	p := Partition{A: Side{Pods: a.Pods, LBs: a.LBs}, B: Side{Pods: b.Pods, LBs: b.LBs}, Netns: lab.Host}
+	p := partition{A: side{Pods: a.Pods, LBs: a.LBs}, B: side{Pods: b.Pods, LBs: b.LBs}, Netns: lab.Host}
 	rec := NewRecorder(t.TempDir(), nil)
-	h := StartT(context.Background(), t, Fault{Name: "split", Target: Target{From: "a", To: "b"}, Action: p}, rec)
+	h := startT(context.Background(), t, Fault{Name: "split", Target: Target{From: "a", To: "b"}, Action: p}, rec)
 
 	require.False(t, reachable(a.PodNetns, lbB, negative), "a → b's load balancer must be cut")
 	require.False(t, reachable(b.PodNetns, lbA, negative), "b → a's load balancer must be cut")
@@ -54,7 +54,7 @@ func TestPartitionDropsBothDirectionsAndHeals(t *testing.T) {
 	require.True(t, reachable(a.PodNetns, lbB, 10*time.Second), "healed")
 	require.True(t, reachable(b.PodNetns, lbA, 10*time.Second), "healed")
 	require.True(t, reachable(a.PodNetns, podB, 10*time.Second), "healed")
-	recs := rec.Records()
+	recs := rec.list()
 	require.Len(t, recs, 1)
 	require.False(t, recs[0].Undone.IsZero())
 	require.Regexp(t, `dropped [1-9][0-9]* packets`, recs[0].Effect)
@@ -71,8 +71,8 @@ func TestPartitionOneWay(t *testing.T) {
 	newTCPEcho(t, a.PodNetns, podA)
 	newTCPEcho(t, b.PodNetns, podB)
 
-	p := Partition{A: Side{Pods: a.Pods, LBs: a.LBs}, B: Side{Pods: b.Pods, LBs: b.LBs}, OneWay: true, Netns: lab.Host}
-	StartT(context.Background(), t, Fault{Action: p}, nil)
+	p := partition{A: side{Pods: a.Pods, LBs: a.LBs}, B: side{Pods: b.Pods, LBs: b.LBs}, OneWay: true, Netns: lab.Host}
+	startT(context.Background(), t, Fault{Action: p}, nil)
 	require.False(t, reachable(a.PodNetns, lbB, negative), "a's flows towards b are cut")
 	require.False(t, reachable(a.PodNetns, podB, negative))
 	require.True(t, reachable(b.PodNetns, lbA, 10*time.Second), "b's flows towards a pass, replies included")

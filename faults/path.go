@@ -26,7 +26,7 @@ func (p Path) String() string { return fmt.Sprintf("%s → %s (via %s)", p.From,
 
 // redirect installs the DNAT rule that sends path's traffic of proto
 // ("tcp" or "udp") to the proxy at listen, and returns its undo.
-func redirect(ctx context.Context, e *env, p Path, proto string, listen netip.AddrPort) (Undo, error) {
+func redirect(ctx context.Context, e *env, p Path, proto string, listen netip.AddrPort) (undoFunc, error) {
 	if err := nft.Available(); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func redirect(ctx context.Context, e *env, p Path, proto string, listen netip.Ad
 }
 
 // chain runs undos in reverse order and joins their errors.
-func chain(undos ...Undo) Undo {
+func chain(undos ...undoFunc) undoFunc {
 	return func(ctx context.Context) error {
 		var errs []error
 		for i := len(undos) - 1; i >= 0; i-- {

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// PodDelete deletes pods through the Kubernetes API, gracefully or at
+// podDelete deletes pods through the Kubernetes API, gracefully or at
 // once. Its undo does nothing: the workload's controller brings pods back.
-type PodDelete struct {
+type podDelete struct {
 	Cluster   Cluster
 	Namespace string
 	// Name deletes one pod; otherwise Selector picks pods by label.
@@ -24,11 +24,11 @@ type PodDelete struct {
 	Immediate bool
 }
 
-// Kind is KindPodDelete.
-func (PodDelete) Kind() Kind { return KindPodDelete }
+// Kind is kindPodDelete.
+func (podDelete) Kind() Kind { return kindPodDelete }
 
 // Describe names the pods and the grace.
-func (d PodDelete) Describe() string {
+func (d podDelete) Describe() string {
 	g := "graceful"
 	if d.Immediate {
 		g = "grace=0"
@@ -36,7 +36,7 @@ func (d PodDelete) Describe() string {
 	return fmt.Sprintf("%s/%s%s %s count=%d", d.Namespace, d.Name, d.Selector, g, max(d.Count, 1))
 }
 
-func (d PodDelete) inject(ctx context.Context, e *env) (Undo, error) {
+func (d podDelete) inject(ctx context.Context, e *env) (undoFunc, error) {
 	cs, err := d.Cluster.client()
 	if err != nil {
 		return nil, err
@@ -61,11 +61,11 @@ func (d PodDelete) inject(ctx context.Context, e *env) (Undo, error) {
 	return func(context.Context) error { return nil }, nil
 }
 
-// PodCrash kills the processes of pods without telling Kubernetes, as a
+// podCrash kills the processes of pods without telling Kubernetes, as a
 // crash would: on the embedded provider it finds them by the pod's network
 // namespace or UID (see internal/procs) on this host. The kubelet sees the
 // container exit and restarts it. Its undo does nothing.
-type PodCrash struct {
+type podCrash struct {
 	Cluster   Cluster
 	Namespace string
 	// Name crashes one pod; otherwise Selector picks pods by label.
@@ -78,22 +78,22 @@ type PodCrash struct {
 	Finder procs.Finder
 }
 
-// Kind is KindPodCrash.
-func (PodCrash) Kind() Kind { return KindPodCrash }
+// Kind is kindPodCrash.
+func (podCrash) Kind() Kind { return kindPodCrash }
 
 // Describe names the pods and the signal.
-func (c PodCrash) Describe() string {
+func (c podCrash) Describe() string {
 	return fmt.Sprintf("%s/%s%s signal=%s count=%d", c.Namespace, c.Name, c.Selector, c.sig(), max(c.Count, 1))
 }
 
-func (c PodCrash) sig() syscall.Signal {
+func (c podCrash) sig() syscall.Signal {
 	if c.Signal == 0 {
 		return syscall.SIGKILL
 	}
 	return c.Signal
 }
 
-func (c PodCrash) inject(ctx context.Context, e *env) (Undo, error) {
+func (c podCrash) inject(ctx context.Context, e *env) (undoFunc, error) {
 	cs, err := c.Cluster.client()
 	if err != nil {
 		return nil, err

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Record is one fault's life, as reports show it.
-type Record struct {
+// record is one fault's life, as reports show it.
+type record struct {
 	ID     string `json:"id"`
 	Name   string `json:"name"`
 	Kind   Kind   `json:"kind"`
@@ -27,7 +27,7 @@ type Record struct {
 
 // String is a one-line description for reports:
 // "partition split (workers->region-b) 198.18.12.0/24… 17:20:01.123–17:20:11.130".
-func (r Record) String() string {
+func (r record) String() string {
 	end := "active"
 	if !r.Undone.IsZero() {
 		end = r.Undone.Format("15:04:05.000")
@@ -42,8 +42,8 @@ func (r Record) String() string {
 	return s
 }
 
-// ActiveAt reports whether the fault was in effect at t.
-func (r Record) ActiveAt(t time.Time) bool {
+// activeAt reports whether the fault was in effect at t.
+func (r record) activeAt(t time.Time) bool {
 	return !t.Before(r.Injected) && (r.Undone.IsZero() || t.Before(r.Undone))
 }
 
@@ -55,7 +55,7 @@ type Recorder struct {
 	log      *slog.Logger
 	clean    sync.Once
 	mu       sync.Mutex
-	records  []Record
+	records  []record
 }
 
 // NewRecorder returns a recorder that journals active faults in stateDir
@@ -76,7 +76,7 @@ func (r *Recorder) logger() *slog.Logger {
 	return r.log
 }
 
-func (r *Recorder) add(rec Record) {
+func (r *Recorder) add(rec record) {
 	if r == nil {
 		return
 	}
@@ -102,35 +102,35 @@ func (r *Recorder) finish(id string, at time.Time, err error, effect string) {
 	}
 }
 
-// Records returns every record, in injection order.
-func (r *Recorder) Records() []Record {
+// list returns every record, in injection order.
+func (r *Recorder) list() []record {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Record(nil), r.records...)
+	return append([]record(nil), r.records...)
 }
 
-// ActiveAt returns the faults that were in effect at t.
-func (r *Recorder) ActiveAt(t time.Time) []Record {
-	var out []Record
-	for _, rec := range r.Records() {
-		if rec.ActiveAt(t) {
+// activeAt returns the faults that were in effect at t.
+func (r *Recorder) activeAt(t time.Time) []record {
+	var out []record
+	for _, rec := range r.list() {
+		if rec.activeAt(t) {
 			out = append(out, rec)
 		}
 	}
 	return out
 }
 
-// Active returns the faults in effect now.
-func (r *Recorder) Active() []Record { return r.ActiveAt(time.Now()) }
+// active returns the faults in effect now.
+func (r *Recorder) active() []record { return r.activeAt(time.Now()) }
 
-// During returns the faults in effect at any moment of [from, to], for an
+// during returns the faults in effect at any moment of [from, to], for an
 // assertion that took a while.
-func (r *Recorder) During(from, to time.Time) []Record {
-	var out []Record
-	for _, rec := range r.Records() {
+func (r *Recorder) during(from, to time.Time) []record {
+	var out []record
+	for _, rec := range r.list() {
 		if !rec.Injected.After(to) && (rec.Undone.IsZero() || rec.Undone.After(from)) {
 			out = append(out, rec)
 		}

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
 )
 
-// UndoTimeout bounds an undo that runs after its context ended.
-const UndoTimeout = 30 * time.Second
+// undoTimeout bounds an undo that runs after its context ended.
+const undoTimeout = 30 * time.Second
 
 // Handle is an injected fault. Stop undoes it; it also undoes itself when
 // its Duration ends or the context given to Start ends.
@@ -20,7 +19,7 @@ type Handle struct {
 	rec  *Recorder
 	f    Fault
 	id   string
-	undo Undo
+	undo undoFunc
 	j    *journal.Journal
 	env  *env
 
@@ -46,11 +45,10 @@ func (h *Handle) Err() error {
 }
 
 // Stop undoes the fault now (once; later calls wait for the first and
-// return its error). The undo runs even if ctx has ended, bounded by
-// UndoTimeout.
+// return its error). The undo runs even if ctx has ended, bounded by 30 s.
 func (h *Handle) Stop(ctx context.Context) error {
 	h.once.Do(func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), UndoTimeout)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 		defer cancel()
 		err := h.undo(uctx)
 		if err != nil {
@@ -79,7 +77,7 @@ func (h *Handle) Stop(ctx context.Context) error {
 // whatever it had changed is reverted and the error returned.
 func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 	if f.Action == nil {
-		return nil, fmt.Errorf("fault %q has no Action (use one of TCPFault, UDPFault, Partition, …)", f.Name)
+		return nil, fmt.Errorf("fault %q has no Action (use one of UDPFault, Downgrade, DNSFault, CertRotate, PartitionBetween, FromParams)", f.Name)
 	}
 	if f.Start > 0 {
 		t := time.NewTimer(f.Start)
@@ -120,7 +118,7 @@ func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 		return nil, fmt.Errorf("inject fault %s (%s on %s): %w", f.name(), f.Kind(), f.Target, err)
 	}
 	h := &Handle{rec: rec, f: f, id: e.id, undo: undo, j: e.journal, env: e, done: make(chan struct{})}
-	rec.add(Record{ID: e.id, Name: f.name(), Kind: f.Kind(), Target: f.Target.String(), Params: f.Action.Describe(), Injected: time.Now()})
+	rec.add(record{ID: e.id, Name: f.name(), Kind: f.Kind(), Target: f.Target.String(), Params: f.Action.Describe(), Injected: time.Now()})
 	rec.logger().Info("fault injected", "id", e.id, "name", f.name(), "target", f.Target.String(), "params", f.Action.Describe())
 	go func() {
 		var expire <-chan time.Time
@@ -140,28 +138,10 @@ func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 	return h, nil
 }
 
-// StartT is Start for tests: it fails tb when the injection fails and
-// registers the undo with tb.Cleanup, so the fault is undone when the test
-// ends, fails or panics.
-func StartT(ctx context.Context, tb testing.TB, f Fault, rec *Recorder) *Handle {
-	tb.Helper()
-	h, err := Start(ctx, f, rec)
-	if err != nil {
-		tb.Fatalf("%v", err)
-		return nil
-	}
-	tb.Cleanup(func() {
-		if err := h.Stop(context.Background()); err != nil {
-			tb.Errorf("%v", err)
-		}
-	})
-	return h
-}
-
-// Run injects f, waits until its Duration has passed or ctx ends, and
+// run injects f, waits until its Duration has passed or ctx ends, and
 // undoes it, also when the caller panics. It returns the injection's or
 // the undo's error; a context that ends early is not an error.
-func Run(ctx context.Context, f Fault, rec *Recorder) error {
+func run(ctx context.Context, f Fault, rec *Recorder) error {
 	h, err := Start(ctx, f, rec)
 	if err != nil {
 		return err

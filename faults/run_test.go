@@ -20,7 +20,7 @@ func newCounting() counting { return counting{injected: new(atomic.Int32), undon
 
 func (counting) Kind() Kind       { return "test" }
 func (counting) Describe() string { return "counts" }
-func (c counting) inject(context.Context, *env) (Undo, error) {
+func (c counting) inject(context.Context, *env) (undoFunc, error) {
 	if c.injectErr != nil {
 		return nil, c.injectErr
 	}
@@ -32,25 +32,25 @@ func TestRunUndoesAfterDuration(t *testing.T) {
 	c := newCounting()
 	rec := NewRecorder("", nil)
 	t0 := time.Now()
-	require.NoError(t, Run(context.Background(), Fault{Name: "n", Action: c, Duration: 50 * time.Millisecond}, rec))
+	require.NoError(t, run(context.Background(), Fault{Name: "n", Action: c, Duration: 50 * time.Millisecond}, rec))
 	require.GreaterOrEqual(t, time.Since(t0), 50*time.Millisecond)
 	require.Equal(t, int32(1), c.injected.Load())
 	require.Equal(t, int32(1), c.undone.Load())
-	r := rec.Records()
+	r := rec.list()
 	require.Len(t, r, 1)
 	require.GreaterOrEqual(t, r[0].Undone.Sub(r[0].Injected), 50*time.Millisecond)
-	require.Len(t, rec.ActiveAt(r[0].Injected.Add(time.Millisecond)), 1)
-	require.Empty(t, rec.ActiveAt(r[0].Undone))
-	require.Empty(t, rec.ActiveAt(r[0].Injected.Add(-time.Nanosecond)))
-	require.Len(t, rec.During(r[0].Injected.Add(-time.Hour), r[0].Injected), 1)
-	require.Empty(t, rec.During(r[0].Undone.Add(time.Second), r[0].Undone.Add(time.Hour)))
+	require.Len(t, rec.activeAt(r[0].Injected.Add(time.Millisecond)), 1)
+	require.Empty(t, rec.activeAt(r[0].Undone))
+	require.Empty(t, rec.activeAt(r[0].Injected.Add(-time.Nanosecond)))
+	require.Len(t, rec.during(r[0].Injected.Add(-time.Hour), r[0].Injected), 1)
+	require.Empty(t, rec.during(r[0].Undone.Add(time.Second), r[0].Undone.Add(time.Hour)))
 }
 
 func TestRunUndoesWhenContextEnds(t *testing.T) {
 	c := newCounting()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- Run(ctx, Fault{Action: c}, nil) }()
+	go func() { done <- run(ctx, Fault{Action: c}, nil) }()
 	require.Eventually(t, func() bool { return c.injected.Load() == 1 }, 10*time.Second, time.Millisecond)
 	require.Zero(t, c.undone.Load(), "open-ended until the context ends")
 	cancel() // as Ctrl-C does through signal.NotifyContext
@@ -71,7 +71,7 @@ func TestStopIsIdempotent(t *testing.T) {
 func TestStartTUndoesWhenTheTestEnds(t *testing.T) {
 	c := newCounting()
 	t.Run("inner", func(t *testing.T) {
-		StartT(context.Background(), t, Fault{Action: c}, nil)
+		startT(context.Background(), t, Fault{Action: c}, nil)
 		require.Zero(t, c.undone.Load())
 	})
 	require.Equal(t, int32(1), c.undone.Load())
@@ -103,6 +103,6 @@ func TestTargetString(t *testing.T) {
 }
 
 func TestAvailable(t *testing.T) {
-	require.NoError(t, Available(Fault{Action: Scale{}}))
-	require.ErrorContains(t, Available(Fault{}), "no Action")
+	require.NoError(t, available(Fault{Action: scale{}}))
+	require.ErrorContains(t, available(Fault{}), "no Action")
 }

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Scale sets a Deployment's or StatefulSet's replicas; the undo restores
+// scale sets a Deployment's or StatefulSet's replicas; the undo restores
 // the count it found.
-type Scale struct {
+type scale struct {
 	Cluster   Cluster
 	Namespace string
 	// Workload is "Deployment" or "StatefulSet".
@@ -22,11 +22,11 @@ type Scale struct {
 	Replicas int32
 }
 
-// Kind is KindScale.
-func (Scale) Kind() Kind { return KindScale }
+// Kind is kindScale.
+func (scale) Kind() Kind { return kindScale }
 
 // Describe names the workload and the count.
-func (s Scale) Describe() string {
+func (s scale) Describe() string {
 	return fmt.Sprintf("%s %s/%s replicas=%d", s.Workload, s.Namespace, s.Name, s.Replicas)
 }
 
@@ -85,7 +85,7 @@ func setScale(ctx context.Context, cs kubernetes.Interface, ns, kind, name strin
 	return nil
 }
 
-func (s Scale) inject(ctx context.Context, e *env) (Undo, error) {
+func (s scale) inject(ctx context.Context, e *env) (undoFunc, error) {
 	cs, err := s.Cluster.client()
 	if err != nil {
 		return nil, err

@@ -13,78 +13,78 @@ import (
 	"github.com/nvcf/conformance/faults/internal/tcpproxy"
 )
 
-// Toxic is one of toxiproxy's toxics: Latency, Bandwidth, SlowClose,
+// toxic is one of toxiproxy's toxics: Latency, Bandwidth, SlowClose,
 // Timeout, ResetPeer, Slicer or LimitData.
-type Toxic interface {
+type toxic interface {
 	toxic() tcpproxy.Toxic
 }
 
-// Latency delays data by Latency ± Jitter.
-type Latency struct{ Latency, Jitter time.Duration }
+// latency delays data by Latency ± Jitter.
+type latency struct{ Latency, Jitter time.Duration }
 
-// Bandwidth limits throughput to KBps kilobytes per second.
-type Bandwidth struct{ KBps int64 }
+// bandwidth limits throughput to KBps kilobytes per second.
+type bandwidth struct{ KBps int64 }
 
-// SlowClose delays the close of the connection by Delay.
-type SlowClose struct{ Delay time.Duration }
+// slowClose delays the close of the connection by Delay.
+type slowClose struct{ Delay time.Duration }
 
-// Timeout stops all data and closes the connection after After; After 0
+// timeout stops all data and closes the connection after After; After 0
 // is a blackhole: data is held until the fault ends.
-type Timeout struct{ After time.Duration }
+type timeout struct{ After time.Duration }
 
-// ResetPeer resets the connection (TCP RST) after After.
-type ResetPeer struct{ After time.Duration }
+// resetPeer resets the connection (TCP RST) after After.
+type resetPeer struct{ After time.Duration }
 
-// Slicer cuts data into pieces of AverageSize ± SizeVariation bytes, Delay apart.
-type Slicer struct {
+// slicer cuts data into pieces of AverageSize ± SizeVariation bytes, Delay apart.
+type slicer struct {
 	AverageSize, SizeVariation int
 	Delay                      time.Duration
 }
 
-// LimitData closes the connection after Bytes bytes.
-type LimitData struct{ Bytes int64 }
+// limitData closes the connection after Bytes bytes.
+type limitData struct{ Bytes int64 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
-func (t Latency) toxic() tcpproxy.Toxic {
+func (t latency) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "latency", Attributes: map[string]int64{"latency": ms(t.Latency), "jitter": ms(t.Jitter)}}
 }
-func (t Bandwidth) toxic() tcpproxy.Toxic {
+func (t bandwidth) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "bandwidth", Attributes: map[string]int64{"rate": t.KBps}}
 }
-func (t SlowClose) toxic() tcpproxy.Toxic {
+func (t slowClose) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "slow_close", Attributes: map[string]int64{"delay": ms(t.Delay)}}
 }
-func (t Timeout) toxic() tcpproxy.Toxic {
+func (t timeout) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "timeout", Attributes: map[string]int64{"timeout": ms(t.After)}}
 }
-func (t ResetPeer) toxic() tcpproxy.Toxic {
+func (t resetPeer) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "reset_peer", Attributes: map[string]int64{"timeout": ms(t.After)}}
 }
-func (t Slicer) toxic() tcpproxy.Toxic {
+func (t slicer) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "slicer", Attributes: map[string]int64{"average_size": int64(t.AverageSize), "size_variation": int64(t.SizeVariation), "delay": t.Delay.Microseconds()}}
 }
-func (t LimitData) toxic() tcpproxy.Toxic {
+func (t limitData) toxic() tcpproxy.Toxic {
 	return tcpproxy.Toxic{Type: "limit_data", Attributes: map[string]int64{"bytes": t.Bytes}}
 }
 
-// TCPFault applies toxics to new TCP connections over a path, per
+// tcpFault applies toxics to new TCP connections over a path, per
 // direction: Upstream is client → load balancer, Downstream the replies.
-type TCPFault struct {
+type tcpFault struct {
 	Path       Path
-	Upstream   []Toxic
-	Downstream []Toxic
+	Upstream   []toxic
+	Downstream []toxic
 }
 
-// Kind is KindTCP.
-func (TCPFault) Kind() Kind { return KindTCP }
+// Kind is kindTCP.
+func (tcpFault) Kind() Kind { return kindTCP }
 
 // Describe lists the toxics per direction.
-func (f TCPFault) Describe() string {
+func (f tcpFault) Describe() string {
 	var parts []string
 	for _, d := range []struct {
 		name string
-		ts   []Toxic
+		ts   []toxic
 	}{{"up", f.Upstream}, {"down", f.Downstream}} {
 		for _, t := range d.ts {
 			parts = append(parts, fmt.Sprintf("%s:%s%v", d.name, t.toxic().Type, t.toxic().Attributes))
@@ -93,7 +93,7 @@ func (f TCPFault) Describe() string {
 	return fmt.Sprintf("%s %s", f.Path, strings.Join(parts, " "))
 }
 
-func (f TCPFault) toxics() []tcpproxy.Toxic {
+func (f tcpFault) toxics() []tcpproxy.Toxic {
 	var out []tcpproxy.Toxic
 	for i, t := range f.Upstream {
 		x := t.toxic()
@@ -108,7 +108,7 @@ func (f TCPFault) toxics() []tcpproxy.Toxic {
 	return out
 }
 
-func (f TCPFault) inject(ctx context.Context, e *env) (Undo, error) {
+func (f tcpFault) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if err := f.Path.validate(); err != nil {
 		return nil, err
 	}

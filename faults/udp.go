@@ -18,15 +18,15 @@ import (
 // everything.
 type Impairment = udpproxy.Impairment
 
-// GilbertElliott is the two-state burst-loss model of Impairment.Burst.
-type GilbertElliott = udpproxy.GilbertElliott
+// gilbertElliott is the two-state burst-loss model of Impairment.Burst.
+type gilbertElliott = udpproxy.GilbertElliott
 
-// Schedule switches a blackhole on and off (Impairment.Blackhole).
-type Schedule = udpproxy.Schedule
+// schedule switches a blackhole on and off (Impairment.Blackhole).
+type schedule = udpproxy.Schedule
 
-// BurstLoss returns a burst-loss model with long-run loss rate rate and
+// burstLoss returns a burst-loss model with long-run loss rate rate and
 // mean burst length burst packets.
-func BurstLoss(rate, burst float64) *GilbertElliott {
+func burstLoss(rate, burst float64) *gilbertElliott {
 	g := udpproxy.BurstLoss(rate, burst)
 	return &g
 }
@@ -39,19 +39,19 @@ type UDPFault struct {
 	Upstream, Downstream Impairment
 	// Seed makes the random impairments reproducible.
 	Seed uint64
-	// RebindEvery moves every session to a new upstream source port at this
+	// rebindEvery moves every session to a new upstream source port at this
 	// interval (client address rebinding, as after a NAT timeout); 0 never.
-	RebindEvery time.Duration
+	rebindEvery time.Duration
 }
 
-// Kind is KindUDP.
-func (UDPFault) Kind() Kind { return KindUDP }
+// Kind is kindUDP.
+func (UDPFault) Kind() Kind { return kindUDP }
 
 // Describe summarises the impairments.
 func (f UDPFault) Describe() string {
 	s := fmt.Sprintf("%s up=%s down=%s", f.Path, describeImp(f.Upstream), describeImp(f.Downstream))
-	if f.RebindEvery > 0 {
-		s += fmt.Sprintf(" rebind-every=%s", f.RebindEvery)
+	if f.rebindEvery > 0 {
+		s += fmt.Sprintf(" rebind-every=%s", f.rebindEvery)
 	}
 	return s
 }
@@ -85,7 +85,7 @@ func describeImp(i Impairment) string {
 	return s[:len(s)-1]
 }
 
-func (f UDPFault) inject(ctx context.Context, e *env) (Undo, error) {
+func (f UDPFault) inject(ctx context.Context, e *env) (undoFunc, error) {
 	if err := f.Path.validate(); err != nil {
 		return nil, err
 	}
@@ -108,9 +108,9 @@ func (f UDPFault) inject(ctx context.Context, e *env) (Undo, error) {
 		return nil, err
 	}
 	done := make(chan struct{})
-	if f.RebindEvery > 0 {
+	if f.rebindEvery > 0 {
 		go func() {
-			t := time.NewTicker(f.RebindEvery)
+			t := time.NewTicker(f.rebindEvery)
 			defer t.Stop()
 			for {
 				select {

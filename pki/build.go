@@ -88,7 +88,7 @@ func (b *builder) cas() error {
 		if err != nil {
 			return err
 		}
-		if err := b.writeCA(Intermediate, "ca/intermediate", inter, ""); err != nil {
+		if err := b.writeCA(intermediate, "ca/intermediate", inter, ""); err != nil {
 			return err
 		}
 		b.issuer = inter
@@ -98,7 +98,7 @@ func (b *builder) cas() error {
 
 func (b *builder) writeCA(p Purpose, base string, ca *cfca.CA, expect reason.Reason) error {
 	a := certArtifact(base+".pem", p, "", "", ca.Cert)
-	a.Usage, a.ExpectedFailure = UsageCA, expect
+	a.Usage, a.ExpectedFailure = usageCA, expect
 	if err := b.write(&a, ca.CertPEM, 0o644); err != nil {
 		return err
 	}
@@ -133,13 +133,13 @@ func (b *builder) serverFamily(cluster string, role Role, names []string, verify
 		return cfca.Leaf{CN: cn, Hosts: hosts, Profile: profile, NotBefore: w[0], NotAfter: w[1]}
 	}
 	specs := []leafSpec{
-		{ServerGood, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.issuer, UsageServer, verify, reason.None},
-		{ServerWrongHost, cluster, role, leaf(wrongName, []string{wrongName}, cfca.ProfileServer, good), b.issuer, UsageServer, verify, reason.HostnameMismatch},
-		{ServerExpired, cluster, role, leaf(names[0], names, cfca.ProfileServer, expired), b.issuer, UsageServer, verify, reason.Expired},
-		{ServerNotYetValid, cluster, role, leaf(names[0], names, cfca.ProfileServer, notYet), b.issuer, UsageServer, verify, reason.Expired},
-		{ServerWrongRoot, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.wrong, UsageServer, verify, reason.UnknownAuthority},
-		{ServerNoServerAuth, cluster, role, leaf(names[0], names, cfca.ProfileClient, good), b.issuer, UsageServer, verify, reason.BadCertificate},
-		{ServerCNOnly, cluster, role, leaf(verify, nil, cfca.ProfileServer, good), b.issuer, UsageServer, verify, reason.BadCertificate},
+		{ServerGood, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.None},
+		{ServerWrongHost, cluster, role, leaf(wrongName, []string{wrongName}, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.HostnameMismatch},
+		{ServerExpired, cluster, role, leaf(names[0], names, cfca.ProfileServer, expired), b.issuer, usageServer, verify, reason.Expired},
+		{serverNotYetValid, cluster, role, leaf(names[0], names, cfca.ProfileServer, notYet), b.issuer, usageServer, verify, reason.Expired},
+		{ServerWrongRoot, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.wrong, usageServer, verify, reason.UnknownAuthority},
+		{serverNoServerAuth, cluster, role, leaf(names[0], names, cfca.ProfileClient, good), b.issuer, usageServer, verify, reason.BadCertificate},
+		{serverCNOnly, cluster, role, leaf(verify, nil, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.BadCertificate},
 	}
 	return b.leaves(specs)
 }
@@ -150,9 +150,9 @@ func (b *builder) clientFamily(c ClientIdentity) error {
 		return cfca.Leaf{CN: c.Name, Hosts: []string{c.Name}, Profile: cfca.ProfileClient, NotBefore: w[0], NotAfter: w[1]}
 	}
 	return b.leaves([]leafSpec{
-		{ClientGood, c.Cluster, RoleClient, leaf(good), b.issuer, UsageClient, "", reason.None},
-		{ClientWrongRoot, c.Cluster, RoleClient, leaf(good), b.wrong, UsageClient, "", reason.UnknownAuthority},
-		{ClientExpired, c.Cluster, RoleClient, leaf(expired), b.issuer, UsageClient, "", reason.Expired},
+		{ClientGood, c.Cluster, RoleClient, leaf(good), b.issuer, usageClient, "", reason.None},
+		{ClientWrongRoot, c.Cluster, RoleClient, leaf(good), b.wrong, usageClient, "", reason.UnknownAuthority},
+		{clientExpired, c.Cluster, RoleClient, leaf(expired), b.issuer, usageClient, "", reason.Expired},
 	})
 }
 

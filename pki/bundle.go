@@ -105,9 +105,9 @@ func (b *builder) bundles() error {
 		expect bool
 	}{
 		{BundleCustom, "bundles/custom.pem", root, false},
-		{BundleMerged, "bundles/" + TrustBundleKey, merged, false},
-		{BundleMissing, "bundles/missing.pem", nil, true},
-		{BundleEmpty, "bundles/empty.pem", []byte{}, true},
+		{bundleMerged, "bundles/" + TrustBundleKey, merged, false},
+		{bundleMissing, "bundles/missing.pem", nil, true},
+		{bundleEmpty, "bundles/empty.pem", []byte{}, true},
 		{BundleMalformed, "bundles/malformed.pem", malformed, true},
 	}
 	for _, f := range files {
@@ -115,7 +115,7 @@ func (b *builder) bundles() error {
 		if f.expect {
 			a.ExpectedFailure = reason.NoTrust
 		}
-		if f.p == BundleMissing {
+		if f.p == bundleMissing {
 			a.Absent = true
 			b.m.Artifacts = append(b.m.Artifacts, a)
 			continue

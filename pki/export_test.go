@@ -12,3 +12,35 @@ var ParseBundle = parseBundle
 
 // WrongHost is wrongHost.
 var WrongHost = wrongHost
+
+// Purposes, artifact kinds, labels and names only the tests name.
+const (
+	ServerCNOnly       = serverCNOnly
+	ServerNoServerAuth = serverNoServerAuth
+	ServerNotYetValid  = serverNotYetValid
+	ClientExpired      = clientExpired
+	BundleMerged       = bundleMerged
+	BundleMissing      = bundleMissing
+	BundleEmpty        = bundleEmpty
+	Intermediate       = intermediate
+
+	KindSecret    = kindSecret
+	KindConfigMap = kindConfigMap
+
+	LabelManagedBy = labelManagedBy
+	LabelPurpose   = labelPurpose
+	LabelRole      = labelRole
+	LabelExpect    = labelExpect
+	ManagedBy      = managedBy
+
+	ManifestFile = manifestFile
+	SampleLabel  = sampleLabel
+)
+
+// The purpose lists, and the classifier of verification errors.
+var (
+	ServerPurposes      = serverPurposes
+	ClientPurposes      = clientPurposes
+	BundlePurposes      = bundlePurposes
+	ClassifyVerifyError = classifyVerifyError
+)

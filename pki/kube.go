@@ -18,11 +18,11 @@ const (
 
 // Labels put on every Secret and ConfigMap.
 const (
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "nvcf-conformance-pki"
-	LabelPurpose   = "conformance.nvcf.test/purpose"
-	LabelRole      = "conformance.nvcf.test/role"
-	LabelExpect    = "conformance.nvcf.test/expect"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	managedBy      = "nvcf-conformance-pki"
+	labelPurpose   = "conformance.nvcf.test/purpose"
+	labelRole      = "conformance.nvcf.test/role"
+	labelExpect    = "conformance.nvcf.test/expect"
 )
 
 // SecretName is the name of the kubernetes.io/tls Secret of a credential:
@@ -38,19 +38,19 @@ func SecretName(role Role, p Purpose) string {
 // TrustBundleConfigMap, the others add a suffix ("-custom", "-empty",
 // "-malformed"). The missing bundle has none.
 func ConfigMapName(p Purpose) string {
-	if p == BundleMerged {
+	if p == bundleMerged {
 		return TrustBundleConfigMap
 	}
 	return TrustBundleConfigMap + "-" + string(p[len("bundle-"):])
 }
 
 func labels(a Artifact) map[string]string {
-	l := map[string]string{LabelManagedBy: ManagedBy, LabelPurpose: string(a.Purpose), LabelExpect: "pass"}
+	l := map[string]string{labelManagedBy: managedBy, labelPurpose: string(a.Purpose), labelExpect: "pass"}
 	if a.Role != "" {
-		l[LabelRole] = string(a.Role)
+		l[labelRole] = string(a.Role)
 	}
 	if a.ExpectedFailure != "" {
-		l[LabelExpect] = string(a.ExpectedFailure)
+		l[labelExpect] = string(a.ExpectedFailure)
 	}
 	return l
 }
@@ -90,7 +90,7 @@ func (b *builder) kube() error {
 				"ca.crt":                b.root.CertPEM,
 			},
 		}
-		out := Artifact{File: filepath.Join("k8s", a.Cluster, s.Name+".yaml"), Kind: KindSecret, Purpose: a.Purpose, Cluster: a.Cluster, Role: a.Role, Name: s.Name}
+		out := Artifact{File: filepath.Join("k8s", a.Cluster, s.Name+".yaml"), Kind: kindSecret, Purpose: a.Purpose, Cluster: a.Cluster, Role: a.Role, Name: s.Name}
 		if err := b.writeObject(&out, &s, 0o600); err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (b *builder) kube() error {
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(a.Purpose), Labels: labels(a)},
 			Data:       map[string]string{TrustBundleKey: string(data)},
 		}
-		out := Artifact{File: filepath.Join("k8s", cm.Name+".yaml"), Kind: KindConfigMap, Purpose: a.Purpose, Name: cm.Name}
+		out := Artifact{File: filepath.Join("k8s", cm.Name+".yaml"), Kind: kindConfigMap, Purpose: a.Purpose, Name: cm.Name}
 		if err := b.writeObject(&out, &cm, 0o644); err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (b *builder) writeObject(a *Artifact, obj any, perm os.FileMode) error {
 // carry no namespace; the caller sets it.
 func (m *Manifest) Secrets(cluster string) ([]corev1.Secret, error) {
 	var out []corev1.Secret
-	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == KindSecret && a.Cluster == cluster }) {
+	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == kindSecret && a.Cluster == cluster }) {
 		var s corev1.Secret
 		if err := m.readObject(a, &s); err != nil {
 			return nil, err
@@ -141,7 +141,7 @@ func (m *Manifest) Secrets(cluster string) ([]corev1.Secret, error) {
 // empty and malformed variants. They carry no namespace.
 func (m *Manifest) ConfigMaps() ([]corev1.ConfigMap, error) {
 	var out []corev1.ConfigMap
-	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == KindConfigMap }) {
+	for _, a := range m.Select(func(a Artifact) bool { return a.Kind == kindConfigMap }) {
 		var cm corev1.ConfigMap
 		if err := m.readObject(a, &cm); err != nil {
 			return nil, err

@@ -11,8 +11,8 @@ import (
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
-// ManifestFile is the manifest's name inside a PKI folder.
-const ManifestFile = "manifest.json"
+// manifestFile is the manifest's name inside a PKI folder.
+const manifestFile = "manifest.json"
 
 // Kind is what an artifact file holds.
 type Kind string
@@ -22,8 +22,8 @@ const (
 	KindCert      Kind = "cert"      // a PEM certificate (a leaf followed by its chain, or a CA)
 	KindKey       Kind = "key"       // a PEM private key (0600)
 	KindBundle    Kind = "bundle"    // a PEM trust bundle
-	KindSecret    Kind = "secret"    // a Kubernetes Secret (type kubernetes.io/tls) as YAML (0600)
-	KindConfigMap Kind = "configmap" // a Kubernetes ConfigMap as YAML
+	kindSecret    Kind = "secret"    // a Kubernetes Secret (type kubernetes.io/tls) as YAML (0600)
+	kindConfigMap Kind = "configmap" // a Kubernetes ConfigMap as YAML
 )
 
 // Role says where a certificate is used.
@@ -44,9 +44,9 @@ type Usage string
 
 // The usages.
 const (
-	UsageServer Usage = "server"
-	UsageClient Usage = "client"
-	UsageCA     Usage = "ca"
+	usageServer Usage = "server"
+	usageClient Usage = "client"
+	usageCA     Usage = "ca"
 )
 
 // Artifact is one file of a PKI folder.
@@ -104,7 +104,7 @@ type Manifest struct {
 
 // Load reads the manifest of a PKI folder.
 func Load(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
 	if err != nil {
 		return nil, fmt.Errorf("pki folder %q: %w (mint it with `harness pki mint`)", dir, err)
 	}
@@ -189,7 +189,7 @@ func (m *Manifest) Credential(role Role, p Purpose, cluster string) (Credential,
 		return Credential{}, err
 	}
 	c := Credential{Cert: cert, Key: key, CertPath: m.Path(cert), KeyPath: m.Path(key)}
-	if s, err := m.Companion(cert, KindSecret); err == nil {
+	if s, err := m.Companion(cert, kindSecret); err == nil {
 		c.Secret = s.Name
 	}
 	return c, nil

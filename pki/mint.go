@@ -56,7 +56,7 @@ func (mt *Minter) Mint(ctx context.Context, req Request, dir string) (*Manifest,
 	if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("output folder %q exists and is not a folder; choose another path", dir)
 	}
-	_, merr := os.Stat(filepath.Join(dir, ManifestFile))
+	_, merr := os.Stat(filepath.Join(dir, manifestFile))
 	switch old, err := Load(dir); {
 	case err == nil:
 		why := old.staleness(hash, now)
@@ -71,7 +71,7 @@ func (mt *Minter) Mint(ctx context.Context, req Request, dir string) (*Manifest,
 		log.Info("pki folder re-minted", "dir", dir, "why", err)
 	default:
 		if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
-			return nil, fmt.Errorf("output folder %q is not empty and holds no %s; choose an empty or new folder", dir, ManifestFile)
+			return nil, fmt.Errorf("output folder %q is not empty and holds no %s; choose an empty or new folder", dir, manifestFile)
 		}
 	}
 
@@ -93,7 +93,7 @@ func (mt *Minter) Mint(ctx context.Context, req Request, dir string) (*Manifest,
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), append(doc, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, manifestFile), append(doc, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("output folder %q: %w", dir, err)
 	}
 	if err := swap(tmp, dir); err != nil {

@@ -2,14 +2,14 @@ package pki
 
 import "strings"
 
-// SampleLabel replaces the '*' of a wildcard name to make the concrete name
+// sampleLabel replaces the '*' of a wildcard name to make the concrete name
 // a wildcard certificate is verified for (e.g. the identity of pod stargate-0).
-const SampleLabel = "stargate-0"
+const sampleLabel = "stargate-0"
 
 // concrete turns "*.zone" into "stargate-0.zone"; other names are returned as is.
 func concrete(name string) string {
 	if strings.HasPrefix(name, "*.") {
-		return SampleLabel + name[1:]
+		return sampleLabel + name[1:]
 	}
 	return name
 }

@@ -15,11 +15,11 @@ import (
 const (
 	// DefaultValidity is the lifetime of the "good" certificates.
 	DefaultValidity = 30 * 24 * time.Hour
-	// MinValidity keeps a quarter of the window (the reuse margin) at
+	// minValidity keeps a quarter of the window (the reuse margin) at
 	// least an hour long.
-	MinValidity = 4 * time.Hour
-	// MaxValidity bounds the window at five years.
-	MaxValidity = 5 * 365 * 24 * time.Hour
+	minValidity = 4 * time.Hour
+	// maxValidity bounds the window at five years.
+	maxValidity = 5 * 365 * 24 * time.Hour
 )
 
 // DefaultSystemRoots is where Debian keeps the system trust bundle.
@@ -35,7 +35,7 @@ type Request struct {
 	// most one per cluster.
 	Clients []ClientIdentity `json:"clients,omitempty"`
 	// Validity of the good certificates (zero: DefaultValidity; between
-	// MinValidity and MaxValidity).
+	// 4 h and five years).
 	Validity time.Duration `json:"validity"`
 	// Intermediate puts an intermediate CA between the trusted root and
 	// every leaf it issues.
@@ -111,10 +111,10 @@ func (r Request) Validate() error {
 	switch {
 	case n.Validity < 0:
 		return fmt.Errorf("validity %v: negative; give a positive duration such as 720h", r.Validity)
-	case n.Validity < MinValidity:
-		return fmt.Errorf("validity %v: shorter than the minimum %v (certificates would need re-minting within the run)", r.Validity, MinValidity)
-	case n.Validity > MaxValidity:
-		return fmt.Errorf("validity %v: longer than the maximum %v", r.Validity, MaxValidity)
+	case n.Validity < minValidity:
+		return fmt.Errorf("validity %v: shorter than the minimum %v (certificates would need re-minting within the run)", r.Validity, minValidity)
+	case n.Validity > maxValidity:
+		return fmt.Errorf("validity %v: longer than the maximum %v", r.Validity, maxValidity)
 	}
 	if len(n.Clusters) == 0 && len(n.Clients) == 0 {
 		return fmt.Errorf("request: no clusters and no clients; name at least one cluster with its dial hosts")

@@ -31,11 +31,11 @@ func (m *Manifest) timeStale(now time.Time) string {
 			continue
 		}
 		switch a.Purpose {
-		case ServerExpired, ClientExpired:
+		case ServerExpired, clientExpired:
 			if !now.After(a.NotAfter) {
 				return fmt.Sprintf("%s is no longer expired at %s (clock moved back?)", a.File, now.Format(time.RFC3339))
 			}
-		case ServerNotYetValid:
+		case serverNotYetValid:
 			if a.NotBefore.Sub(now) < margin {
 				return fmt.Sprintf("%s becomes valid at %s, less than %v away", a.File, a.NotBefore.Format(time.RFC3339), margin)
 			}

@@ -29,7 +29,7 @@ func (m *Manifest) Verify(a Artifact, at time.Time) (reason.Reason, error) {
 	switch a.Kind {
 	case KindCert:
 		err := verifyCertFile(m.Path(a), roots, a.Usage, a.VerifyName, at)
-		return ClassifyVerifyError(err), err
+		return classifyVerifyError(err), err
 	case KindBundle:
 		data, err := os.ReadFile(m.Path(a))
 		if err != nil {
@@ -78,9 +78,9 @@ func verifyCertFile(path string, roots *x509.CertPool, u Usage, name string, at 
 	}
 	opts := x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: name, CurrentTime: at}
 	switch u {
-	case UsageServer:
+	case usageServer:
 		opts.KeyUsages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	case UsageClient:
+	case usageClient:
 		opts.KeyUsages = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	default:
 		opts.KeyUsages = []x509.ExtKeyUsage{x509.ExtKeyUsageAny}
@@ -101,14 +101,14 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-// ClassifyVerifyError maps a crypto/x509 verification error (also when
+// classifyVerifyError maps a crypto/x509 verification error (also when
 // wrapped, e.g. in tls.CertificateVerificationError) to a typed reason:
 // unknown authority → unknown-authority; a hostname error → hostname-mismatch,
 // except for a certificate without any SAN (a CN-only certificate, which Go
 // refuses for every name) → bad-certificate; outside the validity window →
 // expired; an incompatible usage or any other invalid certificate →
 // bad-certificate. nil is reason.None; anything else reason.Unknown.
-func ClassifyVerifyError(err error) reason.Reason {
+func classifyVerifyError(err error) reason.Reason {
 	if err == nil {
 		return reason.None
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 )
@@ -94,7 +95,7 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 	h, err := e.startFault(ctx, faults.Fault{
 		Name:     "partition " + e.Workers() + "<->" + remote,
 		Target:   faults.Target{From: e.Workers(), To: remote},
-		Action:   faults.PartitionBetween(e.Topology.Index(e.Workers()), e.Topology.Index(remote), false),
+		Action:   faults.PartitionBetween(e.cluster(e.Workers()), e.cluster(remote), false),
 		Duration: d,
 	})
 	if err != nil {
@@ -216,7 +217,14 @@ func (e *Env) quicPath() (faults.Path, error) {
 	if err != nil {
 		return faults.Path{}, err
 	}
-	return faults.PathBetween(e.Topology.Index(e.Workers()), lb), nil
+	return faults.PathBetween(e.cluster(e.Workers()), lb), nil
+}
+
+// cluster is the named cluster as the provider described it (with its
+// address plan, which the network faults aim at).
+func (e *Env) cluster(name string) clusters.ClusterInfo {
+	c, _ := e.Config.Environment.Cluster(name)
+	return c
 }
 
 func quicLossDelay(ctx context.Context, e *Env, _ Setting) error {

@@ -28,7 +28,7 @@ func resilienceTLSScenarios() []Scenario {
 					}
 					return faults.Fault{
 						Name: "downgrade mitm", Target: faults.Target{From: e.Workers(), To: e.Bootstrap(), Service: manifests.GRPCService},
-						Action: faults.Downgrade{Path: faults.PathBetween(e.Topology.Index(e.Workers()), lb), Mode: faults.DowngradeH2C},
+						Action: faults.Downgrade{Path: faults.PathBetween(e.cluster(e.Workers()), lb), Mode: faults.DowngradeH2C},
 					}, nil
 				}, "downgrade")
 			},
@@ -52,7 +52,7 @@ func resilienceTLSScenarios() []Scenario {
 					return faults.Fault{
 						Name: "dns spoof", Target: faults.Target{Cluster: e.Workers(), Service: name},
 						Action: faults.DNSFault{Name: name, Mode: faults.Spoof, Addr: lb.Addr(),
-							Intercepts: []faults.DNSIntercept{faults.ClusterDNSIntercept(e.Topology.Index(e.Workers()))}},
+							Intercepts: []faults.DNSIntercept{faults.ClusterDNSIntercept(e.cluster(e.Workers()))}},
 					}, nil
 				}, "dns-spoof")
 			},

@@ -25,7 +25,6 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
-	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
 
 // connectEnv makes the test binary a helper (TestHelperConnect) that dials
@@ -90,7 +89,7 @@ func testAPISecurity(ctx context.Context, t *testing.T, env *clusters.Environmen
 
 	t.Run("anonymous requests are refused", func(t *testing.T) {
 		for _, c := range env.Clusters {
-			ca, err := os.ReadFile(filepath.Join(state.Root(), envName, c.Name, "pki", "ca.crt"))
+			ca, err := os.ReadFile(filepath.Join(clusters.StateHome(), envName, c.Name, "pki", "ca.crt"))
 			require.NoError(t, err)
 			pool := x509.NewCertPool()
 			require.True(t, pool.AppendCertsFromPEM(ca))
@@ -106,7 +105,7 @@ func testAPISecurity(ctx context.Context, t *testing.T, env *clusters.Environmen
 
 	t.Run("a node identity is forbidden what the admin may do", func(t *testing.T) {
 		admin := clientFor(t, env.Kubeconfig, "e2e-a")
-		node := clientFor(t, filepath.Join(state.Root(), envName, "e2e-a", "e2e-a-node-0.kubeconfig"), "e2e-a")
+		node := clientFor(t, filepath.Join(clusters.StateHome(), envName, "e2e-a", "e2e-a-node-0.kubeconfig"), "e2e-a")
 		_, err := admin.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
 		require.NoError(t, err, "admin lists Secrets")
 		_, err = node.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})

@@ -229,7 +229,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 
 // upWhenFree brings spec up, waiting while another environment (another
 // test package's, under `go test ./...`) holds the machine's address plan.
-func upWhenFree(ctx context.Context, t *testing.T, p *local.Provider, spec clusters.Spec, progress testWriter) *clusters.Environment {
+func upWhenFree(ctx context.Context, t *testing.T, p clusters.Provider, spec clusters.Spec, progress testWriter) *clusters.Environment {
 	waitUntil := time.Now().Add(20 * time.Minute)
 	for {
 		start := time.Now()

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
 
@@ -21,7 +22,7 @@ func environment(ctx context.Context, st *state.State) (*clusters.Environment, e
 		env.DNS = ap
 	}
 	for _, c := range st.Clusters {
-		info := clusters.ClusterInfo{Name: c.Name, Context: c.Name, APIServer: c.APIServer, Nodes: c.Nodes}
+		info := clusters.ClusterInfo{Name: c.Name, Context: c.Name, APIServer: c.APIServer, Nodes: c.Nodes, Network: network(c.Index, c.Name)}
 		lbs, err := loadBalancers(ctx, st.Kubeconfig, c.Name)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
@@ -30,6 +31,21 @@ func environment(ctx context.Context, st *state.State) (*clusters.Environment, e
 		env.Clusters = append(env.Clusters, info)
 	}
 	return env, nil
+}
+
+// network is cluster i's address plan. The state records each cluster's
+// index, not its ranges: the plan derives them, for states of earlier
+// versions too.
+func network(i int, name string) clusters.Network {
+	p := plan.For(i, name)
+	return clusters.Network{
+		Pods:          p.PodPrefix(),
+		Gateway:       p.BridgeIP(),
+		Bridge:        p.Bridge(),
+		DNS:           p.ClusterDNS(),
+		Services:      p.ServicePrefix(),
+		LoadBalancers: p.LBPool(),
+	}
 }
 
 // loadBalancers lists the Services of type LoadBalancer that have an address.

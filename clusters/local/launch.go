@@ -23,7 +23,7 @@ var ErrAgent = errors.New("the provider agent failed")
 // launch writes agent.json, starts the agent detached (own session, output
 // in logs/agent.log) with the write end of a pipe, relays its progress and
 // returns once it says ready. On failure or timeout the agent is stopped.
-func (p *Provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.Set, o clusters.UpOptions) error {
+func (p *provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.Set, o clusters.UpOptions) error {
 	dir := p.dir(spec.Name)
 	if err := os.MkdirAll(agent.LogDir(dir), 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)

@@ -28,7 +28,8 @@ const MinBuildSpace = 8 << 30
 // control-plane binaries still have to be fetched or built. spec nil
 // checks what `harness binaries` needs (no ports). The error lists every
 // problem with what to do.
-func (p *Provider) Preflight(spec *clusters.Spec) error {
+func Preflight(o Options, spec *clusters.Spec) error {
+	p := &provider{o: o.withDefaults()}
 	c := preflight.Checks{
 		Root:  true,
 		Tools: []preflight.Tool{{Name: "ip", Package: "iproute2"}, {Name: "nft", Package: "nftables"}},
@@ -49,7 +50,7 @@ func (p *Provider) Preflight(spec *clusters.Spec) error {
 }
 
 // anyLive reports whether an environment of ours is up on this machine.
-func (p *Provider) anyLive() bool {
+func (p *provider) anyLive() bool {
 	names, _ := state.Names(p.o.StateRoot)
 	for _, n := range names {
 		if st, err := state.Load(p.dir(n)); err == nil && agentAlive(st) {

@@ -33,8 +33,7 @@ func TestPreflightPortsFollowThePlan(t *testing.T) {
 // An empty cache asks for MinBuildSpace; whatever else this machine lacks,
 // the error is the preflight one.
 func TestPreflightErrorIsPreflight(t *testing.T) {
-	p := New(Options{StateRoot: t.TempDir(), CacheDir: t.TempDir()})
-	err := p.Preflight(nil)
+	err := Preflight(Options{StateRoot: t.TempDir(), CacheDir: t.TempDir()}, nil)
 	if err != nil {
 		require.ErrorIs(t, err, ErrPreflight)
 		var pe *preflight.Error

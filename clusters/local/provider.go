@@ -41,13 +41,17 @@ type Options struct {
 	StopTimeout time.Duration
 }
 
-// Provider is the embedded provider.
-type Provider struct{ o Options }
-
-var _ clusters.Provider = (*Provider)(nil)
+// provider is the embedded provider.
+type provider struct{ o Options }
 
 // New returns the embedded provider.
-func New(o Options) *Provider {
+func New(o Options) clusters.Provider { return &provider{o: o.withDefaults()} }
+
+// Names lists the environments that have state under o.StateRoot, running
+// or left by a stopped agent.
+func Names(o Options) ([]string, error) { return state.Names(o.withDefaults().StateRoot) }
+
+func (o Options) withDefaults() Options {
 	if o.StateRoot == "" {
 		o.StateRoot = clusters.StateHome()
 	}
@@ -60,10 +64,10 @@ func New(o Options) *Provider {
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = 2 * time.Minute
 	}
-	return &Provider{o: o}
+	return o
 }
 
-func (p *Provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
+func (p *provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
 
 // ErrChanged is wrapped when Up finds a running environment whose spec differs.
 var ErrChanged = errors.New("the running environment differs from the one asked for")
@@ -73,7 +77,7 @@ var ErrChanged = errors.New("the running environment differs from the one asked 
 var ErrOtherRunning = errors.New("another environment is running")
 
 // Up implements clusters.Provider.
-func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.UpOption) (*clusters.Environment, error) {
+func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.UpOption) (*clusters.Environment, error) {
 	o := clusters.ApplyUpOptions(opts...)
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -108,7 +112,7 @@ func (p *Provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 // reuseOrClear handles what runs already: the same spec is reused (done),
 // a changed one refused or (with Recreate) stopped, leftovers of killed
 // agents cleaned, another live environment refused.
-func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clusters.UpOptions) (*clusters.Environment, bool, error) {
+func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clusters.UpOptions) (*clusters.Environment, bool, error) {
 	names, err := state.Names(p.o.StateRoot)
 	if err != nil {
 		return nil, false, err
@@ -146,7 +150,7 @@ func (p *Provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 }
 
 // Down implements clusters.Provider.
-func (p *Provider) Down(ctx context.Context, name string) error {
+func (p *provider) Down(ctx context.Context, name string) error {
 	unlock, err := state.Lock(ctx, p.o.StateRoot, nil)
 	if err != nil {
 		return err
@@ -166,7 +170,7 @@ func (p *Provider) Down(ctx context.Context, name string) error {
 }
 
 // Status implements clusters.Provider.
-func (p *Provider) Status(ctx context.Context, name string) (*clusters.Environment, error) {
+func (p *provider) Status(ctx context.Context, name string) (*clusters.Environment, error) {
 	st, err := state.Load(p.dir(name))
 	if errors.Is(err, state.ErrNoState) {
 		return nil, fmt.Errorf("%w: %q (no state in %s); run `harness up`", clusters.ErrNotFound, name, p.dir(name))
@@ -180,6 +184,3 @@ func (p *Provider) Status(ctx context.Context, name string) (*clusters.Environme
 	}
 	return environment(ctx, st)
 }
-
-// Names lists the environments that have state.
-func (p *Provider) Names() ([]string, error) { return state.Names(p.o.StateRoot) }

@@ -24,7 +24,7 @@ func agentAlive(st *state.State) bool {
 // recorded process that is still ours is killed, the environment's pod
 // network (its namespaces, bridges, lo addresses; the nft table with the
 // last bridge) is removed and the state folder is deleted except its logs.
-func (p *Provider) stop(ctx context.Context, name string, st *state.State, log *slog.Logger) error {
+func (p *provider) stop(ctx context.Context, name string, st *state.State, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -24,7 +24,7 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	p := local.New(local.Options{})
-	names, err := envNames(p, *topo, *name)
+	names, err := envNames(*topo, *name)
 	if err != nil {
 		return fmt.Errorf("down: %w", err)
 	}
@@ -55,7 +55,7 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // envNames resolves --topology/--name to environment names; with neither,
 // every environment that has state.
-func envNames(p *local.Provider, topo, name string) ([]string, error) {
+func envNames(topo, name string) ([]string, error) {
 	switch {
 	case name != "":
 		return []string{name}, nil
@@ -66,5 +66,5 @@ func envNames(p *local.Provider, topo, name string) ([]string, error) {
 		}
 		return []string{t.Name}, nil
 	}
-	return p.Names()
+	return local.Names(local.Options{})
 }

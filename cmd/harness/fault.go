@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/topologies"
@@ -122,8 +123,7 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *kind == "" || *target == "" {
 		return errors.New("fault inject: --kind and --target are required (see `harness fault kinds`)")
 	}
-	t, err := ff.resolve(true)
-	if err != nil {
+	if _, err := ff.resolve(false); err != nil {
 		return err
 	}
 	log := ff.logger(stderr)
@@ -132,10 +132,12 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if len(cleaned) > 0 {
 		fmt.Fprintf(stdout, "removed %d fault(s) left by a killed run\n", len(cleaned))
 	}
-	env := faults.ParamEnv{Kubeconfig: ff.kubeconfig, LookupLB: faults.LBLookup(ff.kubeconfig), Netns: ff.netns}
-	for _, c := range t.Clusters {
-		env.Clusters = append(env.Clusters, c.Name)
+	// The environment says where its clusters' networks and DNS are.
+	running, err := local.New(local.Options{StateRoot: filepath.Dir(ff.state)}).Status(ctx, filepath.Base(ff.state))
+	if err != nil {
+		return fmt.Errorf("fault inject: %w", err)
 	}
+	env := faults.ParamEnv{Environment: running, Kubeconfig: ff.kubeconfig, LookupLB: faults.LBLookup(ff.kubeconfig), Netns: ff.netns}
 	f, err := faults.FromParams(ctx, faults.Kind(*kind), *target, params, env)
 	if err != nil {
 		return fmt.Errorf("fault inject: %w", err)

@@ -51,7 +51,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	o.TopologyRef = *topo
 	// Before anything long: root, tools, ports, disk.
 	spec := clusters.SpecOf(o.Topology)
-	if err := local.New(local.Options{}).Preflight(&spec); err != nil {
+	if err := local.Preflight(local.Options{}, &spec); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	level := slog.LevelInfo
@@ -76,7 +76,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // embeddedProvider is the embedded provider that `up` and `run` bring
 // topologies up with: its process kubelets run the nvcf-ref image from the
 // nvcf-ref beside this executable, plus the user's mappings.
-func embeddedProvider(extra map[string]string) (*local.Provider, error) {
+func embeddedProvider(extra map[string]string) (clusters.Provider, error) {
 	dir, err := harnessrun.BinDir()
 	if err != nil {
 		return nil, err

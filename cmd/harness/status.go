@@ -27,7 +27,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	p := local.New(local.Options{})
-	names, err := envNames(p, *topo, *name)
+	names, err := envNames(*topo, *name)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

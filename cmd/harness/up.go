@@ -36,7 +36,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	spec := clusters.SpecOf(t)
 	// Before building anything: root, tools, ports, disk.
-	if err := local.New(local.Options{}).Preflight(&spec); err != nil {
+	if err := local.Preflight(local.Options{}, &spec); err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
 	log := cliLogger(stderr, *verbose)
@@ -106,7 +106,7 @@ func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := local.New(local.Options{}).Preflight(nil); err != nil {
+	if err := local.Preflight(local.Options{}, nil); err != nil {
 		return fmt.Errorf("binaries: %w", err)
 	}
 	set, err := local.EnsureBinaries(ctx, stderr)

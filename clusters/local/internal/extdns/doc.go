@@ -1,7 +1,8 @@
 // Package extdns is the embedded provider's external DNS: a small
 // authoritative server (github.com/miekg/dns) for the topology's domain,
-// listening on 127.0.0.88:53 over UDP and TCP. It answers the external
-// hostnames that the load-balancer controller registers (A records), says
+// listening over UDP and TCP where the agent starts it (plan.ExternalDNS).
+// It answers the external hostnames that the load-balancer controller
+// registers (A records), says
 // NXDOMAIN for any other name inside its zones and REFUSED for everything
 // outside them: it never recurses, so nothing a test resolves leaves the
 // machine. Each cluster's CoreDNS forwards the topology domain here.

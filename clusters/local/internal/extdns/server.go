@@ -14,9 +14,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-// DefaultAddr is where the agent's external DNS listens (docs/architecture.md).
-var DefaultAddr = netip.MustParseAddrPort("127.0.0.88:53")
-
 // TTL is the time-to-live of every answer, short so that a re-registered
 // load balancer is seen quickly.
 const TTL = 5

@@ -31,6 +31,10 @@ func (c Cluster) Bridge() string { return podnet.BridgeName(c.Index) }
 // the listen address of the cluster's CoreDNS.
 func (c Cluster) BridgeIP() netip.Addr { return podnet.GatewayOf(c.Index) }
 
+// ClusterDNS is where the cluster's CoreDNS serves: the bridge address,
+// port 53.
+func (c Cluster) ClusterDNS() netip.AddrPort { return netip.AddrPortFrom(c.BridgeIP(), 53) }
+
 // PodPrefix is the cluster's pod range (the bridge holds .1).
 func (c Cluster) PodPrefix() netip.Prefix { return podnet.PodPrefix(c.Index) }
 
@@ -58,7 +62,8 @@ func (c Cluster) NodeName(n int) string { return fmt.Sprintf("%s-node-%d", c.Nam
 // KubeletPort is the kubelet API port of node n on the bridge address.
 func (c Cluster) KubeletPort(n int) int { return 10250 + 10*c.Index + n }
 
-// ExternalDNS is where the agent's external DNS serves (UDP and TCP).
+// ExternalDNS is where the agent's external DNS serves (UDP and TCP); the
+// one place this address is written down.
 var ExternalDNS = netip.MustParseAddrPort("127.0.0.88:53")
 
 // ClusterDomain is every cluster's DNS domain.

@@ -12,6 +12,7 @@ func TestPlanMatchesTheDocs(t *testing.T) {
 	c := For(1, "region-b")
 	require.Equal(t, "nvcfbr1", c.Bridge())
 	require.Equal(t, netip.MustParseAddr("198.18.11.1"), c.BridgeIP())
+	require.Equal(t, netip.MustParseAddrPort("198.18.11.1:53"), c.ClusterDNS())
 	require.Equal(t, netip.MustParsePrefix("198.18.11.0/24"), c.PodPrefix())
 	require.Equal(t, netip.MustParsePrefix("198.19.11.0/24"), c.ServicePrefix())
 	require.Equal(t, netip.MustParseAddr("198.19.11.1"), c.KubernetesServiceIP())
