@@ -36,6 +36,8 @@ type CaseResult struct {
 	ID    string `json:"id"`
 	Layer string `json:"layer"`
 	Cell  string `json:"cell"`
+	// Description is the scenario's one-line summary: what the case shows.
+	Description string `json:"description,omitempty"`
 	// Kind is "case", or "control-config" for the test that runs a
 	// fail-closed scenario with its control's configuration.
 	Kind string `json:"kind"`

@@ -13,7 +13,8 @@ import (
 func sample(dir string) []CaseResult {
 	mk := func(name, id, layer, cell, kind string, o Outcome, msg string) CaseResult {
 		return CaseResult{Name: name, ID: id, Layer: layer, Cell: cell, Kind: kind, Expect: "pass", Outcome: o, Message: msg,
-			Evidence: EvidenceDir(dir, name), Start: time.Unix(0, 0), Duration: time.Second}
+			Description: "what " + id + " shows",
+			Evidence:    EvidenceDir(dir, name), Start: time.Unix(0, 0), Duration: time.Second}
 	}
 	return []CaseResult{
 		mk("tls/wrong-root[workload=deployment,trust=bundle]", "tls/wrong-root", "tls", "workload=deployment,trust=bundle", "case", Pass, ""),
@@ -61,7 +62,9 @@ func TestSummary(t *testing.T) {
 	require.NoError(t, s.Markdown(&md))
 	require.Contains(t, md.String(), "| tls | 2 | 1 | 1 | 0 | 0 |")
 	require.Contains(t, md.String(), "ok (control-config FAIL)")
-	require.Contains(t, md.String(), "| quic/bad-token | pass | · | ERROR |")
+	require.Contains(t, md.String(), "| quic/bad-token | pass | · | ERROR | what quic/bad-token shows |")
+	require.Contains(t, md.String(), "| scenario | expect | workload=deployment,trust=bundle | workload=mixed,trust=system | description |\n|---|---|---|---|---|\n")
+	require.Equal(t, "what tls/wrong-root shows", s.Rows[0].Description)
 	require.Contains(t, md.String(), EvidenceDir(dir, "quic/bad-token[workload=mixed,trust=system]"))
 
 	var txt bytes.Buffer

@@ -40,6 +40,8 @@ type Row struct {
 	ID     string `json:"id"`
 	Layer  string `json:"layer"`
 	Expect string `json:"expect"`
+	// Description is the scenario's one-line summary.
+	Description string `json:"description,omitempty"`
 	// Cells maps a cell name to the case's outcome; a fail-closed
 	// scenario's control-configuration test adds "+control-config" to it
 	// only when that test did not pass.
@@ -82,6 +84,9 @@ func Summarize(results []CaseResult, layerOrder []string) Summary {
 		if row == nil {
 			row = &Row{ID: r.ID, Layer: r.Layer, Expect: r.Expect, Cells: map[string]Outcome{}}
 			rows[r.ID] = row
+		}
+		if row.Description == "" {
+			row.Description = r.Description
 		}
 		if r.Kind == "control-config" {
 			if r.Outcome != Pass {
@@ -153,7 +158,7 @@ func (s Summary) Markdown(w io.Writer) error {
 	for _, c := range s.Cells {
 		fmt.Fprintf(&b, " %s |", c)
 	}
-	fmt.Fprintf(&b, "\n|---|---|%s\n", strings.Repeat("---|", len(s.Cells)))
+	fmt.Fprintf(&b, " description |\n|---|---|%s---|\n", strings.Repeat("---|", len(s.Cells)))
 	for _, r := range s.Rows {
 		fmt.Fprintf(&b, "| %s | %s |", r.ID, r.Expect)
 		for _, c := range s.Cells {
@@ -164,7 +169,7 @@ func (s Summary) Markdown(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, " %s |", m)
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, " %s |\n", cell(r.Description))
 	}
 	if len(s.Failures) > 0 {
 		fmt.Fprintf(&b, "\n## Failures\n\n")
@@ -209,6 +214,11 @@ func (s Summary) Write(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.json"), append(data, '\n'), 0o644)
+}
+
+// cell makes s safe inside a Markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", "\\|")
 }
 
 func oneLine(s string) string {

@@ -1,23 +1,62 @@
 package scenarios
 
-// Catalogue is the explicit list of every scenario, family by family.
+// Catalogue is the explicit list of every scenario, layer by layer. Each
+// entry is a small constructor in its layer's file (tls.go, authority.go,
+// …) whose steps are named in the step files (steps*.go).
 func Catalogue() []Scenario {
-	var all []Scenario
-	for _, family := range [][]Scenario{
-		tlsScenarios(),
-		authorityScenarios(),
-		discoveryScenarios(),
-		watchScenarios(),
-		registrationScenarios(),
-		quicScenarios(),
-		invocationScenarios(),
-		resilienceScenarios(),
-		resilienceTLSScenarios(),
-		rotationScenarios(),
-	} {
-		all = append(all, family...)
+	return []Scenario{
+		// tls.go
+		tlsVerifiedWatch(),
+		tlsWrongRoot(),
+		tlsPlaintextToTLSPort(),
+		tlsPylonVerified(),
+		tlsWrongRootServer(),
+		tlsWrongHostname(),
+		tlsExpiredServerCert(),
+		tlsMissingTrust(),
+		tlsMalformedBundle(),
+		tlsExplicitHTTPRefused(),
+		tlsExplicitHTTPInsecureProfile(),
+		// authority.go
+		authorityRoutesToNamed(),
+		authorityMissing(),
+		authorityUnknown(),
+		authorityNotReady(),
+		authorityDashedIP(),
+		// discovery.go
+		discoveryIdentities(),
+		discoveryPodReplacement(),
+		// watch.go
+		watchCrossRegion(),
+		watchSchemeLessRemoteRefused(),
+		watchHTTPToTLSRemoteRefused(),
+		// registration.go
+		registrationEveryStargateEveryRegion(),
+		registrationExplicitHTTPS(),
+		registrationRogueAck(),
+		// quic.go
+		quicTunnelUp(),
+		quicBadToken(),
+		quicMissingClientCert(),
+		quicUntrustedClientCert(),
+		quicWrongServerRoot(),
+		quicUnknownSNI(),
+		quicPylonTunnel(),
+		// invocation.go
+		invocationInRegion(),
+		invocationAcrossRegions(),
+		invocationModelDiscovery(),
+		invocationNoEligibleBackend(),
+		// resilience.go
+		resilienceStargatePodKilled(),
+		resiliencePartitionWorkersRemote(),
+		resilienceQUICLossDelay(),
+		resilienceQUICBlackholeReconnect(),
+		resilienceDowngradeMITM(),
+		resilienceDNSSpoof(),
+		resilienceCertRotationGood(),
+		resilienceCertRotationWrongRoot(),
 	}
-	return all
 }
 
 // ByID returns the scenario with id from the catalogue.

@@ -16,7 +16,9 @@
 //     control's configuration the expectation is not met, so no refusal
 //     can pass vacuously.
 //
-// One file per family (tls.go, authority.go, …) and one explicit list
-// (Catalogue). The suite (suite_test.go) skips, with a message, when no
+// Each scenario is one small constructor in its layer's file (tls.go,
+// authority.go, …) that reads as a sentence of named steps; the steps
+// live in step files (steps.go, steps_<layer>.go, variants*.go), and one
+// explicit list (Catalogue) gathers the constructors. The suite (suite_test.go) skips, with a message, when no
 // environment is given; `harness run` (make e2e) gives it one.
 package scenarios

@@ -49,7 +49,7 @@ type caseRun struct {
 func (w *World) newRun(c Case, kind, name string) *caseRun {
 	return &caseRun{w: w, c: c, kind: kind, name: name, result: reports.CaseResult{
 		Name: name, ID: c.Scenario.ID, Layer: string(c.Scenario.Layer), Cell: c.Cell.Name(), Kind: kind,
-		Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
+		Description: c.Scenario.Summary, Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
 		Evidence: reports.EvidenceDir(w.Config.Artifacts, name),
 	}}
 }

@@ -59,7 +59,7 @@ func fakeCatalogue() []Scenario {
 	timeout := func(context.Context, *Env, Setting) error { return reason.Wrap(reason.Timeout, errors.New("slow")) }
 	fc := FailClosed(reason.UnknownAuthority)
 	return []Scenario{
-		{ID: "tls/ok", Layer: LayerTLS, Expect: Pass, Try: ok},
+		{ID: "tls/ok", Layer: LayerTLS, Summary: "the fake works", Expect: Pass, Try: ok},
 		{ID: "tls/broken", Layer: LayerTLS, Expect: Pass, Try: broken},
 		{ID: "tls/refused", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
 		{ID: "tls/vacuous", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: always},
@@ -133,5 +133,8 @@ func TestSuiteJudgesCases(t *testing.T) {
 		}
 		_, err := os.Stat(r.Evidence + "/probe-transcript.txt")
 		require.NoError(t, err, r.Name)
+		if r.ID == "tls/ok" {
+			require.Equal(t, "the fake works", r.Description, "the scenario's summary describes its cases")
+		}
 	}
 }

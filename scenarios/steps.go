@@ -21,6 +21,29 @@ const (
 	waitStatus   = 20 * time.Second // a registration shows in /status
 )
 
+// inOrder runs steps one after the other with the same setting and stops
+// at the first error.
+func inOrder(steps ...Try) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		for _, step := range steps {
+			if err := step(ctx, e, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// before runs step as the precondition of what, naming it in an error.
+func before(what string, step Try) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		if err := step(ctx, e, s); err != nil {
+			return fmt.Errorf("before %s: %w", what, err)
+		}
+		return nil
+	}
+}
+
 // uniqueID names a rogue inference server so that its registration can be
 // found in every /status without doubt.
 func uniqueID(prefix string) string {
@@ -52,6 +75,14 @@ func firstPod(ctx context.Context, e *Env, region string) (Pod, error) {
 		return Pod{}, fmt.Errorf("region %s has no ready Stargate pod", region)
 	}
 	return pods[0], nil
+}
+
+// ingressNaming is region's ingress with :authority naming the Stargate
+// pod's identity.
+func (e *Env) ingressNaming(region, pod string) probe.GRPCTarget {
+	t := e.Ingress(region)
+	t.Authority = e.Identity(region, pod)
+	return t
 }
 
 // registerOnce registers a rogue inference server with the Stargate named
@@ -99,8 +130,8 @@ func expectSet(what string, want, got []string) error {
 	return nil
 }
 
-// refused turns "it succeeded" into nil and keeps a refusal, for steps
-// that read an outcome rather than make a call.
+// refusedWith is an error carrying reason r, for steps that find a
+// refusal by reading rather than by making a call.
 func refusedWith(r reason.Reason, format string, args ...any) error {
 	return reason.Wrap(r, fmt.Errorf(format, args...))
 }

@@ -138,6 +138,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if lerr != nil {
 		return res, lerr
 	}
+	if aerr := reports.AnnotateJUnit(res.JUnit, results); aerr != nil {
+		log.Warn("JUnit report keeps no case descriptions", "err", aerr)
+	}
 	layers := make([]string, len(scenarios.Layers))
 	for i, l := range scenarios.Layers {
 		layers[i] = string(l)

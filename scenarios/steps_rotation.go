@@ -15,7 +15,6 @@ import (
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/pki"
 )
 
@@ -23,81 +22,64 @@ import (
 // the kubelet's volume refresh plus the ingress's reload interval.
 const rotationWait = 90 * time.Second
 
-// rotationScenarios rotate the ingress's server certificate in place (the
-// Secret's data changes; nothing restarts): good → good must be seamless,
-// good → wrong root must make new handshakes fail closed.
-func rotationScenarios() []Scenario {
-	return []Scenario{
-		{
-			ID: "resilience/cert-rotation-good", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary:  "the ingress certificate is rotated in place to a re-issued good one: every watch and invocation during the rotation succeeds, and the new certificate is served",
-			Requires: Requirements{Workloads: independentOfWorkload},
-			Expect:   Pass,
-			Try: func(ctx context.Context, e *Env, _ Setting) error {
-				// A tunnel still recovering from an earlier case would fail
-				// an invocation below for reasons the rotation never caused.
-				if err := invokeEveryStargate(ctx, e, e.Bootstrap(), echoModel); err != nil {
-					return fmt.Errorf("before the rotation: %w", err)
-				}
-				return e.rotateIngress(ctx, AsControl, func(ctx context.Context, served func(context.Context) (bool, error)) error {
-					// Any failure on the way ends the wait and fails the case.
-					var failed error
-					err := e.Eventually(ctx, "the ingress serves the re-issued certificate", rotationWait, func(ctx context.Context) error {
-						if _, err := e.Probe.Watch(ctx, e.Ingress(e.Bootstrap())); err != nil {
-							failed = fmt.Errorf("a watch failed during a good-to-good rotation: %w", err)
-							return nil
-						}
-						if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, "during rotation"); err != nil {
-							failed = fmt.Errorf("an invocation failed during a good-to-good rotation: %w", err)
-							return nil
-						}
-						ok, err := served(ctx)
-						if err != nil {
-							failed = err
-							return nil
-						}
-						if !ok {
-							return errors.New("the ingress still serves the previous certificate")
-						}
-						return nil
-					})
-					return errors.Join(err, failed)
-				})
-			},
-		},
-		{
-			ID: "resilience/cert-rotation-wrong-root", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
-			Summary:  "the ingress certificate is rotated in place to one of the wrong root: new handshakes fail closed with unknown-authority",
-			Requires: Requirements{Workloads: independentOfWorkload},
-			Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",
-			Try: func(ctx context.Context, e *Env, s Setting) error {
-				return e.rotateIngress(ctx, s, func(ctx context.Context, served func(context.Context) (bool, error)) error {
-					// Wait until the handshake shows the rotation: the new
-					// certificate verified (control) or a refusal (faulty).
-					var refusal error
-					err := e.Eventually(ctx, "the rotated certificate reaches the ingress", rotationWait, func(ctx context.Context) error {
-						ok, err := served(ctx)
-						if err != nil {
-							refusal = err
-							return nil
-						}
-						if !ok {
-							return errors.New("the ingress still serves the previous certificate")
-						}
-						return nil
-					})
-					if err != nil {
-						return err
-					}
-					if refusal != nil {
-						return refusal
-					}
-					_, err = e.Probe.Watch(ctx, e.Ingress(e.Bootstrap()))
-					return err
-				})
-			},
-		},
-	}
+// goodRotationIsSeamless rotates the bootstrap ingress's certificate to a
+// re-issued good one and requires every watch and invocation during the
+// rotation to succeed until the new certificate is served.
+func goodRotationIsSeamless(ctx context.Context, e *Env, _ Setting) error {
+	return e.rotateIngress(ctx, AsControl, func(ctx context.Context, served func(context.Context) (bool, error)) error {
+		// Any failure on the way ends the wait and fails the case.
+		var failed error
+		err := e.Eventually(ctx, "the ingress serves the re-issued certificate", rotationWait, func(ctx context.Context) error {
+			if _, err := e.Probe.Watch(ctx, e.Ingress(e.Bootstrap())); err != nil {
+				failed = fmt.Errorf("a watch failed during a good-to-good rotation: %w", err)
+				return nil
+			}
+			if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, "during rotation"); err != nil {
+				failed = fmt.Errorf("an invocation failed during a good-to-good rotation: %w", err)
+				return nil
+			}
+			ok, err := served(ctx)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			if !ok {
+				return errors.New("the ingress still serves the previous certificate")
+			}
+			return nil
+		})
+		return errors.Join(err, failed)
+	})
+}
+
+// watchAfterRotation rotates the bootstrap ingress's certificate to the
+// wrong root's (a re-issued good one with the control's configuration),
+// waits until the handshake shows the rotation, and watches through it.
+func watchAfterRotation(ctx context.Context, e *Env, s Setting) error {
+	return e.rotateIngress(ctx, s, func(ctx context.Context, served func(context.Context) (bool, error)) error {
+		// Wait until the handshake shows the rotation: the new
+		// certificate verified (control) or a refusal (faulty).
+		var refusal error
+		err := e.Eventually(ctx, "the rotated certificate reaches the ingress", rotationWait, func(ctx context.Context) error {
+			ok, err := served(ctx)
+			if err != nil {
+				refusal = err
+				return nil
+			}
+			if !ok {
+				return errors.New("the ingress still serves the previous certificate")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if refusal != nil {
+			return refusal
+		}
+		_, err = e.Probe.Watch(ctx, e.Ingress(e.Bootstrap()))
+		return err
+	})
 }
 
 // rotateIngress rotates the bootstrap region's ingress Secret in place, to

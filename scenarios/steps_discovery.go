@@ -1,0 +1,116 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+)
+
+// dashedIP matches an identity whose first label is a dashed IPv4 address.
+var dashedIP = regexp.MustCompile(`^\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\.`)
+
+// everyRegionAdvertisesLivePods requires every region's WatchStargates to
+// advertise exactly its live pods' identities.
+func everyRegionAdvertisesLivePods(ctx context.Context, e *Env, _ Setting) error {
+	for _, r := range e.Regions() {
+		if err := advertisesLivePods(ctx, e, r, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advertisesLivePods waits until region's WatchStargates advertises
+// exactly the identities of its ready pods (never gone, when given) and no
+// dashed-IP identity. Each attempt opens a fresh watch, so a change of the
+// pods after an answer is seen too.
+func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error {
+	return e.Eventually(ctx, "region "+region+" to advertise exactly its live pods", waitConverge, func(ctx context.Context) error {
+		resp, err := e.Probe.Watch(ctx, e.Ingress(region))
+		if err != nil {
+			return err
+		}
+		got := advertisedHosts(resp)
+		for _, h := range got {
+			if dashedIP.MatchString(h) {
+				return fmt.Errorf("region %s advertises the dashed-IP identity %q", region, h)
+			}
+		}
+		pods, err := e.StargatePods(ctx, region)
+		if err != nil {
+			return err
+		}
+		var want []string
+		for _, p := range pods {
+			if p.Name != gone {
+				want = append(want, e.Identity(region, p.Name))
+			}
+		}
+		return expectSet("region "+region+" advertised identities", want, got)
+	})
+}
+
+// podReplacement deletes the first Stargate pod of the bootstrap region
+// and follows discovery and Pylon to its replacement.
+func podReplacement(ctx context.Context, e *Env, _ Setting) error {
+	region := e.Bootstrap()
+	victim, err := firstPod(ctx, e, region)
+	if err != nil {
+		return err
+	}
+	before, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return err
+	}
+	if err := e.deployer.DeletePod(ctx, region, victim.Name); err != nil {
+		return fmt.Errorf("delete Stargate pod %s/%s: %w", region, victim.Name, err)
+	}
+	e.NoteFault("deleted Stargate pod " + region + "/" + victim.Name)
+	if err := e.deployer.WaitStargates(ctx, region); err != nil {
+		return err
+	}
+	after, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return err
+	}
+	gone := ""
+	if !slices.ContainsFunc(after, func(p Pod) bool { return p.Name == victim.Name }) {
+		gone = victim.Name // a Deployment's replacement has a new name
+	}
+	if err := advertisesLivePods(ctx, e, region, gone); err != nil {
+		return err
+	}
+	fresh := replacement(before, after, victim)
+	return e.Eventually(ctx, "Pylon registered with the replacement "+fresh, waitConverge, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, "pylon")
+		if err != nil {
+			return err
+		}
+		id := e.Identity(region, fresh)
+		for _, entry := range doc.Entries(id) {
+			if Healthy(entry) {
+				if gone != "" && doc.Mentions(e.Identity(region, gone)) && stillHealthy(doc, e.Identity(region, gone)) {
+					return fmt.Errorf("pylon still holds a healthy registration with the deleted %s", gone)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("pylon holds no healthy registration with %s: %s", id, doc)
+	})
+}
+
+// replacement names the pod that replaced victim: the new name (Deployment)
+// or the same name (StatefulSet).
+func replacement(before, after []Pod, victim Pod) string {
+	for _, p := range after {
+		if !slices.ContainsFunc(before, func(b Pod) bool { return b.Name == p.Name }) {
+			return p.Name
+		}
+	}
+	return victim.Name
+}
+
+func stillHealthy(doc Doc, id string) bool {
+	return slices.ContainsFunc(doc.Entries(id), Healthy)
+}

@@ -1,0 +1,96 @@
+package scenarios
+
+import (
+	"context"
+	"strings"
+
+	"github.com/nvcf/conformance/faults"
+	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/pki"
+)
+
+// Steps that deploy a fresh Pylon variant beside the base one and read
+// whether it registers or refuses (variants.go deploys and removes it).
+
+// freshPylon deploys the Pylon variant called name, with faulty applied
+// to its overrides under the scenario's own configuration (as the base
+// Pylon with the control's), and reads its outcome.
+func freshPylon(name string, faulty func(e *Env, o *deploy.PylonOverrides)) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		v := PylonVariant{Name: name}
+		if s == Faulty {
+			faulty(e, &v.Overrides)
+		}
+		return e.pylonVariantOutcome(ctx, v)
+	}
+}
+
+// freshPylonAgainstIngressCert points the bootstrap region's ingress at the
+// server certificate of purpose p (the good one with the control's
+// configuration) and reads the outcome of a fresh Pylon called name.
+func freshPylonAgainstIngressCert(name string, p pki.Purpose) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		purpose := pki.ServerGood
+		if s == Faulty {
+			purpose = p
+		}
+		return e.WithIngressCert(ctx, e.Bootstrap(), purpose, func(ctx context.Context) error {
+			return e.pylonVariantOutcome(ctx, PylonVariant{Name: name})
+		})
+	}
+}
+
+// freshPylonUnderFault reads the outcome of a fresh Pylon called name with
+// the fault that mk describes active under the scenario's own
+// configuration (and none with the control's).
+func freshPylonUnderFault(name string, mk func(e *Env) (faults.Fault, error)) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		if s == Faulty {
+			f, err := mk(e)
+			if err != nil {
+				return err
+			}
+			h, err := e.startFault(ctx, f)
+			if err != nil {
+				return err
+			}
+			defer h.Stop(ctx)
+		}
+		return e.pylonVariantOutcome(ctx, PylonVariant{Name: name})
+	}
+}
+
+// pylonVariantOutcome deploys v, waits until it registers or refuses, and
+// removes it again.
+func (e *Env) pylonVariantOutcome(ctx context.Context, v PylonVariant) error {
+	return e.WithPylon(ctx, v, func(ctx context.Context, name string) error {
+		return e.PylonOutcome(ctx, name, waitPylon)
+	})
+}
+
+// withMissingTrustBundle points the cell's trust source at a file that
+// does not exist.
+func withMissingTrustBundle(e *Env, o *deploy.PylonOverrides) {
+	missing := manifests.TrustDir + "/does-not-exist.pem"
+	o.Env = map[string]string{manifests.EnvTLSCertPath: missing}
+	if e.Deployed.Cell.Trust == matrix.GRPCOverride {
+		o.Env = map[string]string{manifests.EnvGRPCCAPath: missing}
+	}
+}
+
+// withMalformedTrustBundle mounts a partially malformed bundle as the
+// cell's trust source.
+func withMalformedTrustBundle(e *Env, o *deploy.PylonOverrides) {
+	if e.Deployed.Cell.Trust == matrix.GRPCOverride {
+		o.CustomTrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
+	} else {
+		o.TrustConfigMap = pki.ConfigMapName(pki.BundleMalformed)
+	}
+}
+
+// withHTTPBootstrap gives Pylon an explicit http:// bootstrap address.
+func withHTTPBootstrap(e *Env, o *deploy.PylonOverrides) {
+	o.BootstrapURL = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)
+}

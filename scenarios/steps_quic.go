@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"strings"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/pki"
+)
+
+// bringTunnelUp registers a rogue inference server with reverse tunnel on
+// the bootstrap region's first Stargate and dials the tunnel the ack
+// names as a good Pylon would, after faulty (when given) under the
+// scenario's own configuration.
+func bringTunnelUp(faulty func(*Env, *probe.QUICTarget) error) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		if s == AsControl {
+			return tunnelCase(ctx, e, nil)
+		}
+		return tunnelCase(ctx, e, faulty)
+	}
+}
+
+// tunnelCase registers a rogue inference server with reverse tunnel on
+// the bootstrap region's first Stargate and dials the tunnel the ack
+// names, after mangle (nil: as a good Pylon would).
+func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget) error) error {
+	region := e.Bootstrap()
+	p, err := firstPod(ctx, e, region)
+	if err != nil {
+		return err
+	}
+	id := uniqueID("tunnel")
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id, true))
+	if err != nil {
+		return fmt.Errorf("register before the tunnel: %w", err)
+	}
+	defer reg.Close()
+	t := e.QUIC(region, p.Name, id)
+	if a := reg.Ack.GetReverseTunnelPylonDialAddr(); a != "" {
+		t.Addr = strings.TrimPrefix(a, "https://")
+	}
+	if sni := hostOf(reg.Ack.GetReverseTunnelTarget()); sni != "" {
+		t.TLS.ServerName = sni
+	}
+	good, err := e.ClientCert(pki.ClientGood)
+	if err != nil {
+		return err
+	}
+	t.TLS.Certificates = []tls.Certificate{good}
+	if mangle != nil {
+		if err := mangle(e, &t); err != nil {
+			return err
+		}
+	}
+	return e.Probe.Tunnel(ctx, t)
+}
+
+// The faulty ingredients of bringTunnelUp.
+
+func withWrongToken(_ *Env, t *probe.QUICTarget) error {
+	t.Token = "wrong-" + t.Token
+	return nil
+}
+
+func withoutClientCert(_ *Env, t *probe.QUICTarget) error {
+	t.TLS.Certificates = nil
+	return nil
+}
+
+func withUntrustedClientCert(e *Env, t *probe.QUICTarget) error {
+	c, err := e.ClientCert(pki.ClientWrongRoot)
+	t.TLS.Certificates = []tls.Certificate{c}
+	return err
+}
+
+func trustingAnotherServerRoot(e *Env, t *probe.QUICTarget) error {
+	t.TLS.Roots = e.WrongRoot("").Roots
+	return nil
+}
+
+func withUnknownSNI(e *Env, t *probe.QUICTarget) error {
+	t.TLS.ServerName = e.Identity(e.Bootstrap(), "stargate-99")
+	return nil
+}
+
+// pylonTunnelsConnected waits until the cell's Pylon holds a connected
+// reverse tunnel through every region's QUIC relay.
+func pylonTunnelsConnected(ctx context.Context, e *Env, _ Setting) error {
+	return e.Eventually(ctx, "Pylon's tunnels connected", waitConverge, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, manifests.PylonName)
+		if err != nil {
+			return err
+		}
+		for _, r := range e.Regions() {
+			if !connectedVia(doc, e.Topology.QUICHost(r)) {
+				return fmt.Errorf("pylon holds no connected tunnel through %s: %s", e.Topology.QUICHost(r), doc)
+			}
+		}
+		return nil
+	})
+}
+
+// connectedVia reports whether the document holds an entry mentioning host
+// (a tunnel's dial address) whose state is "connected": a registration
+// that merely names the tunnel's address does not count.
+func connectedVia(doc Doc, host string) bool {
+	for _, entry := range doc.Entries(host) {
+		if st, _ := entry["state"].(string); st == "connected" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,120 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+)
+
+// PylonRegisteredEverywhere waits until the Pylon called name holds a
+// healthy registration with every ready Stargate of every region and no
+// registration of it is failing (after a disturbance it recovers first).
+// At the deadline the error carries the last reason Pylon reported.
+func (e *Env) PylonRegisteredEverywhere(ctx context.Context, name string, d time.Duration) error {
+	var last error
+	err := e.Eventually(ctx, "Pylon "+name+" registered with every Stargate of every region", d, func(ctx context.Context) error {
+		doc, err := e.PylonStatus(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, r := range e.Regions() {
+			pods, err := e.StargatePods(ctx, r)
+			if err != nil {
+				return err
+			}
+			for _, p := range pods {
+				if !stillHealthy(doc, e.Identity(r, p.Name)) {
+					last = fmt.Errorf("pylon %s holds no healthy registration with %s: %s", name, e.Identity(r, p.Name), doc)
+					if f := doc.Failure(); f != reason.None {
+						last = reason.Wrap(f, last)
+					}
+					return last
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil && last != nil && reason.Of(last) != reason.Unknown {
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	return err
+}
+
+// explicitHTTPS requires the Pylon's bootstrap address and every gRPC dial
+// address and watch URL each region hands out to be explicit https:// URIs.
+func explicitHTTPS(ctx context.Context, e *Env, _ Setting) error {
+	cs, err := e.Kube(e.Workers())
+	if err != nil {
+		return err
+	}
+	d, err := cs.AppsV1().Deployments(e.Deployed.Namespace).Get(ctx, manifests.PylonName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read the Pylon Deployment: %w", err)
+	}
+	boot := envOf(d.Spec.Template.Spec.Containers, manifests.EnvBootstrap)
+	if !strings.HasPrefix(boot, "https://") {
+		return refusedWith(reason.SchemeRequired, "Pylon's %s is %q, not an explicit https:// URI", manifests.EnvBootstrap, boot)
+	}
+	for _, r := range e.Regions() {
+		resp, err := e.Probe.Watch(ctx, e.Ingress(r))
+		if err != nil {
+			return err
+		}
+		for _, s := range resp.GetStargates() {
+			if a := s.GetGrpcPylonDialAddr(); a != "" && !strings.HasPrefix(a, "https://") {
+				return refusedWith(reason.SchemeRequired, "region %s advertises %s with grpc_pylon_dial_addr %q, not an explicit https:// URI", r, s.GetStargateId(), a)
+			}
+		}
+		for _, u := range resp.GetWatchStargateUrls() {
+			if !strings.HasPrefix(u, "https://") {
+				return refusedWith(reason.SchemeRequired, "region %s hands out watch URL %q, not an explicit https:// URI", r, u)
+			}
+		}
+	}
+	return nil
+}
+
+// envOf is the value of the environment variable name in containers.
+func envOf(cs []corev1.Container, name string) string {
+	for _, c := range cs {
+		for _, v := range c.Env {
+			if v.Name == name {
+				return v.Value
+			}
+		}
+	}
+	return ""
+}
+
+// rogueAck registers a rogue inference server asking for a reverse tunnel
+// and requires the ack to name the Stargate's identity as tunnel target
+// and a host:port to dial.
+func rogueAck(ctx context.Context, e *Env, _ Setting) error {
+	region := e.Bootstrap()
+	p, err := firstPod(ctx, e, region)
+	if err != nil {
+		return err
+	}
+	id := e.Identity(region, p.Name)
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(uniqueID("rogue"), true))
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	ack := reg.Ack
+	if got := hostOf(ack.GetReverseTunnelTarget()); got != id {
+		return fmt.Errorf("ack names tunnel target %q, want the identity %q", ack.GetReverseTunnelTarget(), id)
+	}
+	if _, _, err := net.SplitHostPort(ack.GetReverseTunnelPylonDialAddr()); err != nil {
+		return fmt.Errorf("ack's reverse_tunnel_pylon_dial_addr %q is not host:port: %w", ack.GetReverseTunnelPylonDialAddr(), err)
+	}
+	return nil
+}
