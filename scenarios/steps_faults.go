@@ -28,15 +28,20 @@ func (e *Env) startFault(ctx context.Context, f faults.Fault) (*faults.Handle, e
 	return h, nil
 }
 
+// startMadeFault makes the fault with mk and starts it.
+func (e *Env) startMadeFault(ctx context.Context, mk func(e *Env) (faults.Fault, error)) (*faults.Handle, error) {
+	f, err := mk(e)
+	if err != nil {
+		return nil, err
+	}
+	return e.startFault(ctx, f)
+}
+
 // duringFault runs step while the fault mk describes is active and undoes
 // the fault after it; an error undoing it fails the step.
 func duringFault(mk func(e *Env) (faults.Fault, error), step Try) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
-		f, err := mk(e)
-		if err != nil {
-			return err
-		}
-		h, err := e.startFault(ctx, f)
+		h, err := e.startMadeFault(ctx, mk)
 		if err != nil {
 			return err
 		}
@@ -52,11 +57,7 @@ func duringFault(mk func(e *Env) (faults.Fault, error), step Try) Try {
 // duration has passed and it is undone.
 func faultRunsOut(mk func(e *Env) (faults.Fault, error)) Try {
 	return func(ctx context.Context, e *Env, _ Setting) error {
-		f, err := mk(e)
-		if err != nil {
-			return err
-		}
-		h, err := e.startFault(ctx, f)
+		h, err := e.startMadeFault(ctx, mk)
 		if err != nil {
 			return err
 		}

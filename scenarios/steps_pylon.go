@@ -48,11 +48,7 @@ func freshPylonAgainstIngressCert(name string, p pki.Purpose) Try {
 func freshPylonUnderFault(name string, mk func(e *Env) (faults.Fault, error)) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
 		if s == Faulty {
-			f, err := mk(e)
-			if err != nil {
-				return err
-			}
-			h, err := e.startFault(ctx, f)
+			h, err := e.startMadeFault(ctx, mk)
 			if err != nil {
 				return err
 			}
