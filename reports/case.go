@@ -126,3 +126,29 @@ func LoadCases(artifacts string) ([]CaseResult, error) {
 	slices.SortFunc(out, func(a, b CaseResult) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// NotRun is the Observed reason of a planned case that never reported.
+const NotRun = "not-run"
+
+// WithNotRun returns results plus, for every planned case that has no
+// result, an Error result saying it never ran, so that an interrupted or
+// crashed run totals the plan, not just what finished. planned carries the
+// cases' identity (Name, ID, Layer, Cell, Kind, Expect); the count of
+// added results is returned too.
+func WithNotRun(results, planned []CaseResult) ([]CaseResult, int) {
+	have := make(map[string]bool, len(results))
+	for _, r := range results {
+		have[r.Name] = true
+	}
+	out, missing := slices.Clone(results), 0
+	for _, p := range planned {
+		if have[p.Name] {
+			continue
+		}
+		p.Outcome, p.Observed = Error, NotRun
+		p.Message = "not run: the run ended before this case (interrupted, timed out, or the suite crashed; see suite.log)"
+		out = append(out, p)
+		missing++
+	}
+	return out, missing
+}

@@ -78,3 +78,20 @@ func TestSummary(t *testing.T) {
 	}
 	require.True(t, Summarize(sample(dir)[:1], nil).OK())
 }
+
+func TestWithNotRunTotalsThePlan(t *testing.T) {
+	done := []CaseResult{{Name: "a[c]", ID: "a", Layer: "tls", Cell: "c", Kind: "case", Outcome: Pass}}
+	planned := []CaseResult{
+		{Name: "a[c]", ID: "a", Layer: "tls", Cell: "c", Kind: "case"},
+		{Name: "b[c]", ID: "b", Layer: "quic", Cell: "c", Kind: "case", Expect: "pass"},
+	}
+	all, missing := WithNotRun(done, planned)
+	require.Equal(t, 1, missing)
+	require.Len(t, all, 2)
+	require.Equal(t, Error, all[1].Outcome)
+	require.Equal(t, NotRun, all[1].Observed)
+	s := Summarize(all, []string{"tls", "quic"})
+	require.Equal(t, 2, s.Total.Total())
+	require.Equal(t, 1, s.Total.Error)
+	require.False(t, s.OK())
+}

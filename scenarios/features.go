@@ -47,11 +47,38 @@ type caseRun struct {
 }
 
 func (w *World) newRun(c Case, kind, name string) *caseRun {
-	return &caseRun{w: w, c: c, kind: kind, name: name, result: reports.CaseResult{
+	r := identity(c, kind, name)
+	r.Evidence = reports.EvidenceDir(w.Config.Artifacts, name)
+	return &caseRun{w: w, c: c, kind: kind, name: name, result: r}
+}
+
+// Test kinds: a case, and the test that runs a fail-closed case with its
+// control's configuration.
+const (
+	kindCase          = "case"
+	kindControlConfig = "control-config"
+)
+
+// identity is what a result says of the test it is about, before it runs.
+func identity(c Case, kind, name string) reports.CaseResult {
+	return reports.CaseResult{
 		Name: name, ID: c.Scenario.ID, Layer: string(c.Scenario.Layer), Cell: c.Cell.Name(), Kind: kind,
 		Description: c.Scenario.Summary, Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
-		Evidence: reports.EvidenceDir(w.Config.Artifacts, name),
-	}}
+	}
+}
+
+// PlannedResults are the identities of every test of plan (a fail-closed
+// case adds its control-configuration test), for totalling a run that
+// ended early (reports.WithNotRun).
+func PlannedResults(plan []Case) []reports.CaseResult {
+	var out []reports.CaseResult
+	for _, c := range plan {
+		out = append(out, identity(c, kindCase, c.Name()))
+		if !c.Scenario.Expect.IsPass() {
+			out = append(out, identity(c, kindControlConfig, c.ControlConfigName()))
+		}
+	}
+	return out
 }
 
 // setup deploys the case's cell (a no-op when it is deployed already).
@@ -157,7 +184,7 @@ func (r *caseRun) finish() {
 }
 
 func (w *World) caseFeature(c Case) types.Feature {
-	r := w.newRun(c, "case", c.Name())
+	r := w.newRun(c, kindCase, c.Name())
 	b := features.New(c.Name()).
 		WithLabel("layer", string(c.Scenario.Layer)).
 		WithLabel("cell", c.Cell.Name()).
@@ -169,7 +196,7 @@ func (w *World) caseFeature(c Case) types.Feature {
 }
 
 func (w *World) controlConfigFeature(c Case) types.Feature {
-	r := w.newRun(c, "control-config", c.ControlConfigName())
+	r := w.newRun(c, kindControlConfig, c.ControlConfigName())
 	return features.New(c.ControlConfigName()).
 		WithLabel("layer", string(c.Scenario.Layer)).
 		WithLabel("cell", c.Cell.Name()).

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
 // command is one subcommand: a name, a one-line summary and a run function
@@ -43,11 +45,28 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "harness:", err)
-		}
-		os.Exit(1)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+	}
+	os.Exit(exitCode(err))
+}
+
+// Exit codes: a conformance verdict and a harness failure must not look
+// alike to CI.
+const (
+	exitOK          = 0
+	exitNonconform  = 1 // the run completed and some case failed
+	exitHarnessFail = 2 // no verdict: bad input, bring-up failed, the run was cut short
+)
+
+func exitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, harnessrun.ErrFailed) && !errors.Is(err, harnessrun.ErrIncomplete):
+		return exitNonconform
+	default:
+		return exitHarnessFail
 	}
 }
 

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
 // --image-binary is the one image → binary flag of `up` and `run`:
@@ -21,4 +26,12 @@ func TestImageBinariesFlag(t *testing.T) {
 	for _, bad := range []string{"stargate", "stargate=", "=/x"} {
 		require.Error(t, imageBinaries{}.Set(bad), bad)
 	}
+}
+
+func TestExitCodesTellVerdictFromHarnessFailure(t *testing.T) {
+	require.Equal(t, 0, exitCode(nil))
+	require.Equal(t, 0, exitCode(flag.ErrHelp))
+	require.Equal(t, 1, exitCode(fmt.Errorf("run: %w: 2 failed", harnessrun.ErrFailed)))
+	require.Equal(t, 2, exitCode(fmt.Errorf("run: %w: 3 never ran", harnessrun.ErrIncomplete)))
+	require.Equal(t, 2, exitCode(errors.New("bring up topology: boom")))
 }

@@ -61,8 +61,14 @@ type Result struct {
 	Reused bool
 }
 
-// ErrFailed is wrapped when a run completed but not every case passed.
+// ErrFailed is wrapped when a run completed but not every case passed: a
+// conformance verdict (the CLI exits 1).
 var ErrFailed = errors.New("conformance run failed")
+
+// ErrIncomplete is wrapped when the suite ended before every planned test
+// reported (Ctrl-C, a timeout, a crash): no verdict (the CLI exits 2, as for
+// any harness error). The summary still totals the whole plan.
+var ErrIncomplete = errors.New("conformance run incomplete")
 
 // Run performs one conformance run. It returns an error wrapping ErrFailed
 // when the suite ran and some case failed, after writing every report.
@@ -81,7 +87,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(scenarios.Plan(scenarios.Catalogue(), cells, sf)) == 0 {
+	plan := scenarios.Plan(scenarios.Catalogue(), cells, sf)
+	if len(plan) == 0 {
 		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload and --trust (see `harness list`)")
 	}
 	if err := checkBundle(o.BinDir); err != nil {
@@ -138,6 +145,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if lerr != nil {
 		return res, lerr
 	}
+	// Every planned test is counted: one that never reported is an error.
+	results, notRun := reports.WithNotRun(results, scenarios.PlannedResults(plan))
 	if aerr := reports.AnnotateJUnit(res.JUnit, results); aerr != nil {
 		log.Warn("JUnit report keeps no case descriptions", "err", aerr)
 	}
@@ -154,6 +163,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	_ = res.Summary.Text(o.Stdout)
 	fmt.Fprintf(o.Stdout, "wall time %s; JUnit %s; summary %s\n", res.Summary.WallTime.Round(time.Second), res.JUnit, filepath.Join(o.Artifacts, "summary.md"))
 	switch {
+	case notRun > 0:
+		err := fmt.Errorf("%w: %d of %d planned tests never ran (see %s)", ErrIncomplete, notRun, len(results), filepath.Join(o.Artifacts, "suite.log"))
+		return res, errors.Join(err, ctx.Err(), testErr)
 	case testErr != nil:
 		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)
 	case !res.Summary.OK():
