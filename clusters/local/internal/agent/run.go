@@ -46,7 +46,7 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) error {
 	}
 	a := &agent{dir: dir, log: log, notify: openNotifier(), hooks: hooks}
 	defer a.notify.close()
-	cfg, err := readConfig(dir)
+	cfg, err := ReadConfig(dir)
 	if err != nil {
 		a.notify.send(MsgError, err.Error())
 		return err
