@@ -69,7 +69,9 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	c.cancel = cancel
 	for n := range nodes {
 		node := fmt.Sprintf("node %s", c.plan.NodeName(n))
-		c.goRun(node, func() error { return a.guard("cluster "+name+": "+node, func() error { return a.runNode(runCtx, c, n) }) })
+		c.goRun(node, func() error {
+			return a.guard("cluster "+name+": "+node, func() error { return a.runNode(runCtx, c, n) })
+		})
 	}
 	c.goRun("load-balancer controller", func() error {
 		return a.guard("cluster "+name+": load-balancer controller", func() error { return a.runLB(runCtx, c) })
