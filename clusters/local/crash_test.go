@@ -280,9 +280,14 @@ func (h *crashHarness) leftovers() []string {
 		}
 	}
 	// The nftables tables are shared by every bridge of ours on the
-	// machine (other packages' root tests make nvcfbr86…89 while `make test`
-	// runs); they count as left over only when no such bridge exists.
+	// machine (other packages' root tests make nvcfbr86…89 and their veths
+	// while `make test` runs); they and any nvcfv* veth count as left over
+	// only when no such bridge exists.
 	if matches, _ := filepath.Glob("/sys/class/net/nvcfbr*"); len(matches) == 0 {
+		veths, _ := filepath.Glob("/sys/class/net/nvcfv*")
+		for _, v := range veths {
+			left = append(left, "link "+filepath.Base(v))
+		}
 		for _, table := range []string{podnet.HarnessTable, podnet.FaultsTable} {
 			if err := exec.Command("nft", "list", "table", "inet", table).Run(); err == nil {
 				left = append(left, "nft table inet "+table)
