@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries test e2e generate lint deps clean
+.PHONY: all build binaries test e2e crashtest generate lint deps clean
 
 all: build
 
@@ -49,6 +49,12 @@ test: deps $(TEST_PREREQS)
 e2e: deps binaries build
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
+
+## crashtest: kill up and down with SIGKILL at random points, 60 times (root; about 8 min); the summary goes to $(ARTIFACTS)/crashtest.txt.
+crashtest: deps binaries
+	@mkdir -p $(ARTIFACTS)
+	NVCF_CRASHTEST_ITERATIONS=$${NVCF_CRASHTEST_ITERATIONS:-60} NVCF_CRASHTEST_REPORT=$(ARTIFACTS)/crashtest.txt \
+		$(GO) test -count=1 -timeout 90m -run TestCrashPoints -v ./clusters/local/
 
 ## generate: regenerate committed code (wire protocol).
 generate: deps

@@ -14,6 +14,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
 
@@ -54,7 +55,9 @@ func (p *provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{w} // fd 3
-	cmd.Env = append(os.Environ(), agent.NotifyFDEnv+"=3")
+	// The marker, inherited by everything the agent starts: `up` and
+	// `down` find the environment's processes by it, state file or not.
+	cmd.Env = append(os.Environ(), agent.NotifyFDEnv+"=3", proc.MarkerVar(dir))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()

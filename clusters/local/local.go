@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -34,11 +35,21 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 	return binaries.Ensure(ctx, binaries.Options{Progress: progress})
 }
 
-// Purge removes every network object of the embedded provider on this
-// machine, whichever run made it: network namespaces nvcf-*, links
-// nvcfbr*/nvcfv*, the nftables tables inet nvcf_harness and inet
+// Purge removes every process and network object of the embedded provider
+// on this machine, whichever run made it: every process carrying the
+// marker (NVCF_HARNESS_ENV in its environment), network namespaces nvcf-*,
+// links nvcfbr*/nvcfv*, the nftables tables inet nvcf_harness and inet
 // nvcf_faults, and the harness's addresses on lo. `harness down --purge`.
-func Purge(ctx context.Context, log *slog.Logger) error { return podnet.Cleanup(ctx, log) }
+func Purge(ctx context.Context, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := podnet.RequireRoot(); err != nil {
+		return err
+	}
+	_, err := purgeProcesses(ctx, log)
+	return errors.Join(err, podnet.Cleanup(ctx, log))
+}
 
 // Versions are the pinned control-plane versions the provider runs.
 func Versions() (kubernetes, etcd, coredns string) {

@@ -49,8 +49,12 @@ func Preflight(o Options, spec *clusters.Spec) error {
 	return preflight.Run(c)
 }
 
-// anyLive reports whether an environment of ours is up on this machine.
+// anyLive reports whether an environment of ours is up on this machine, or
+// processes of one are left (Up kills them before it binds anything).
 func (p *provider) anyLive() bool {
+	if len(markedNames(p.o.StateRoot)) > 0 {
+		return true
+	}
 	names, _ := state.Names(p.o.StateRoot)
 	for _, n := range names {
 		if st, err := state.Load(p.dir(n)); err == nil && agentAlive(st) {

@@ -7,7 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +51,21 @@ type provider struct{ o Options }
 func New(o Options) clusters.Provider { return &provider{o: o.withDefaults()} }
 
 // Names lists the environments that have state under o.StateRoot, running
-// or left by a stopped agent.
-func Names(o Options) ([]string, error) { return state.Names(o.withDefaults().StateRoot) }
+// or left by a stopped agent, and those without state that still have a
+// process carrying their marker.
+func Names(o Options) ([]string, error) {
+	o = o.withDefaults()
+	names, err := state.Names(o.StateRoot)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range markedNames(o.StateRoot) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
 
 func (o Options) withDefaults() Options {
 	if o.StateRoot == "" {
@@ -95,6 +111,9 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	defer unlock()
 	if env, done, err := p.reuseOrClear(ctx, spec, o); done || err != nil {
 		return env, err
+	}
+	if err := p.clearUnrecorded(ctx, o.Progress, o.Logger); err != nil {
+		return nil, err
 	}
 	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Sources: p.o.BinarySources, Progress: o.Progress, Log: o.Logger})
 	if err != nil {
@@ -158,7 +177,15 @@ func (p *provider) Down(ctx context.Context, name string) error {
 	defer unlock()
 	st, err := state.Load(p.dir(name))
 	if errors.Is(err, state.ErrNoState) {
-		return nil
+		if !slices.Contains(markedNames(p.o.StateRoot), name) {
+			if _, err := os.Stat(agent.ConfigFile(p.dir(name))); err != nil {
+				return nil // nothing of it runs or is recorded
+			}
+		}
+		if err := podnet.RequireRoot(); err != nil {
+			return err
+		}
+		return p.stopUnrecorded(ctx, name, slog.New(slog.DiscardHandler))
 	}
 	if err != nil {
 		return err

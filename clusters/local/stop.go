@@ -24,6 +24,8 @@ func agentAlive(st *state.State) bool {
 // recorded process that is still ours is killed, the environment's pod
 // network (its namespaces, bridges, lo addresses; the nft table with the
 // last bridge) is removed and the state folder is deleted except its logs.
+// Processes the state does not record (started after its last save) are
+// found by their marker (proc.MarkerEnv) and killed too.
 func (p *provider) stop(ctx context.Context, name string, st *state.State, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -46,6 +48,8 @@ func (p *provider) stop(ctx context.Context, name string, st *state.State, log *
 		}
 		errs = append(errs, err)
 	}
+	_, err := killMarked(ctx, p.dir(name), p.o.StopTimeout, log)
+	errs = append(errs, err)
 	errs = append(errs, agent.CleanupEnvironment(ctx, p.dir(name), st.Spec, log), state.RemoveExceptLogs(p.dir(name)))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop environment %q (agent pid %s): %w", name, strconv.Itoa(st.AgentPID), err)

@@ -40,16 +40,16 @@ func TestNotifier(t *testing.T) {
 
 func TestConfigRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	_, err := readConfig(dir)
+	_, err := ReadConfig(dir)
 	require.Error(t, err)
 	c := Config{Spec: clusters.Spec{Name: "x", Domain: "nvcf.test", Clusters: []clusters.ClusterSpec{{Name: "a", Nodes: 1}}},
 		Images: map[string]string{"nvcf-ref": "/bin/nvcf-ref"}}
 	require.NoError(t, WriteConfig(dir, c))
-	got, err := readConfig(dir)
+	got, err := ReadConfig(dir)
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	c.Spec.Clusters[0].Nodes = 0
 	require.NoError(t, WriteConfig(dir, c))
-	_, err = readConfig(dir)
+	_, err = ReadConfig(dir)
 	require.ErrorIs(t, err, clusters.ErrInvalidSpec)
 }

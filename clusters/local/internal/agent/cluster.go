@@ -60,7 +60,7 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	var ps []state.Process
 	for _, p := range c.cp.Processes() {
 		ps = append(ps, state.Process{Name: p.Name, PID: p.PID(), Marker: p.Marker})
-		go a.supervise(c.cp, p)
+		a.goGuard("supervisor of "+p.Name, func() { a.supervise(c.cp, p) })
 	}
 	if err := a.record(ps...); err != nil {
 		return err
@@ -68,9 +68,14 @@ func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int)
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	for n := range nodes {
-		c.goRun(fmt.Sprintf("node %s", c.plan.NodeName(n)), func() error { return a.runNode(runCtx, c, n) })
+		node := fmt.Sprintf("node %s", c.plan.NodeName(n))
+		c.goRun(node, func() error {
+			return a.guard("cluster "+name+": "+node, func() error { return a.runNode(runCtx, c, n) })
+		})
 	}
-	c.goRun("load-balancer controller", func() error { return a.runLB(runCtx, c) })
+	c.goRun("load-balancer controller", func() error {
+		return a.guard("cluster "+name+": load-balancer controller", func() error { return a.runLB(runCtx, c) })
+	})
 	if err := waitClusterReady(ctx, c, 2*time.Minute); err != nil {
 		return err
 	}

@@ -43,7 +43,8 @@ func WriteConfig(dir string, c Config) error {
 	return nil
 }
 
-func readConfig(dir string) (Config, error) {
+// ReadConfig reads agent.json.
+func ReadConfig(dir string) (Config, error) {
 	var c Config
 	data, err := os.ReadFile(ConfigFile(dir))
 	if err != nil {

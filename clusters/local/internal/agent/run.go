@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,8 @@ type agent struct {
 	notify *notifier
 	dns    *extdns.Server
 	hooks  Hooks
+	// failure is the first panic of a goroutine; it stops the run.
+	failure failure
 	// stopping is set once teardown begins (process exits are expected then).
 	stopping atomic.Bool
 
@@ -36,8 +39,11 @@ type agent struct {
 }
 
 // Run is the agent's main: it brings up the environment in dir, serves
-// until ctx is done (SIGTERM), then tears it down. Logs go to log.
-func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) error {
+// until ctx is done (SIGTERM), then tears it down. Logs go to log. A panic
+// in any goroutine of the agent stops the environment the same way: it is
+// logged with its stack, sent to the launcher while bring-up runs, and
+// returned.
+func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -46,7 +52,15 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) error {
 	}
 	a := &agent{dir: dir, log: log, notify: openNotifier(), hooks: hooks}
 	defer a.notify.close()
-	cfg, err := readConfig(dir)
+	defer func() {
+		if r := recover(); r != nil {
+			perr := recovered("the agent's main goroutine", r)
+			log.Error("panic; stopping the environment", "err", perr)
+			a.notify.send(MsgError, firstLine(perr))
+			err = errors.Join(perr, a.teardown())
+		}
+	}()
+	cfg, err := ReadConfig(dir)
 	if err != nil {
 		a.notify.send(MsgError, err.Error())
 		return err
@@ -63,11 +77,17 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) error {
 	// ends in an orderly teardown.
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
+	a.failure.mu.Lock()
+	a.failure.stop = stopRun
+	a.failure.mu.Unlock()
 	go func() { <-ctx.Done(); stopRun() }()
 
 	start := time.Now()
 	if err := a.up(runCtx); err != nil {
-		a.notify.send(MsgError, err.Error())
+		if perr := a.failure.get(); perr != nil {
+			err = perr // the cause; the rest is its consequence
+		}
+		a.notify.send(MsgError, firstLine(err))
 		log.Error("bring-up failed", "err", err)
 		return errors.Join(err, a.teardown())
 	}
@@ -82,8 +102,23 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) error {
 	a.notify.send(MsgReady, "")
 	a.notify.close()
 	<-runCtx.Done()
+	if perr := a.failure.get(); perr != nil {
+		log.Error("stopping after a panic", "err", perr)
+		return errors.Join(perr, a.teardown())
+	}
 	log.Info("stopping")
 	return a.teardown()
+}
+
+// firstLine is err's message without a panic's stack (which stays in the
+// agent's log), for the launcher's one-line error.
+func firstLine(err error) string {
+	msg := err.Error()
+	if errors.Is(err, ErrPanic) {
+		msg, _, _ = strings.Cut(msg, "\ngoroutine ")
+		msg += " (stack in the agent log)"
+	}
+	return msg
 }
 
 // up starts the external DNS, then every cluster in parallel.
@@ -99,7 +134,7 @@ func (a *agent) up(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, cs := range a.cfg.Spec.Clusters {
 		wg.Go(func() {
-			errs[i] = a.startCluster(ctx, i, cs.Name, cs.Nodes)
+			errs[i] = a.guard("bring-up of cluster "+cs.Name, func() error { return a.startCluster(ctx, i, cs.Name, cs.Nodes) })
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("cluster %s: %w", cs.Name, errs[i])
 			}
@@ -164,7 +199,9 @@ func (a *agent) teardown() error {
 	var wg sync.WaitGroup
 	for i, c := range a.clusters {
 		if c != nil {
-			wg.Go(func() { errs[i] = c.stop(ctx) })
+			wg.Go(func() {
+				errs[i] = a.guard("teardown of cluster "+c.plan.Name, func() error { return c.stop(ctx) })
+			})
 		}
 	}
 	wg.Wait()

@@ -73,10 +73,15 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 			return nil, fmt.Errorf("cluster %s: %w", cfg.Plan.Name, err)
 		}
 	}
-	c = &Cluster{cfg: cfg, Kubeconfig: filepath.Join(cfg.Dir, "kubeconfig")}
+	// The clean-up holds its own reference: every `return nil, err` below
+	// sets the named result c to nil before deferred calls run.
+	started := &Cluster{cfg: cfg, Kubeconfig: filepath.Join(cfg.Dir, "kubeconfig")}
+	c = started
 	defer func() {
 		if err != nil {
-			_ = c.Stop()
+			if serr := started.Stop(); serr != nil {
+				err = errors.Join(err, fmt.Errorf("cluster %s: clean-up: %w", cfg.Plan.Name, serr))
+			}
 		}
 	}()
 	if c.PKI, err = MintPKI(filepath.Join(cfg.Dir, "pki"), cfg.Plan, cfg.Nodes); err != nil {

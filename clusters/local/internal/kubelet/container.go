@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nvcf/conformance/clusters/local/internal/proc"
 )
 
 // ctrState is one container's status, guarded by the pod's mu.
@@ -238,6 +241,11 @@ func (k *provider) command(netns string, l *launch) (*exec.Cmd, error) {
 	args := append([]string{"netns", "exec", netns}, shellArgs(l)...)
 	cmd := exec.Command("ip", args...)
 	cmd.Env = l.Env
+	if env, ok := os.LookupEnv(proc.MarkerEnv); ok {
+		// The environment's marker, so that `up` and `down` find a pod
+		// process a killed agent left (/proc/<pid>/environ).
+		cmd.Env = append(slices.Clip(cmd.Env), proc.MarkerVar(env))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:      true,
 		Pdeathsig:    syscall.SIGKILL,

@@ -1,8 +1,10 @@
 // Package proc starts, stops and recognises the embedded provider's
 // processes. Every process is started in its own process group with its
-// output in a log file, and is recognised later (after the agent that
-// started it was killed) by a marker string in its command line, so that a
-// clean-up never signals a process that merely reuses a recorded pid.
+// output in a log file and a parent-death signal (it dies with the agent,
+// even one killed with SIGKILL), and is recognised later by a marker: the
+// state folder in its command line (Ours) and MarkerEnv in its environment
+// (Scan, KillMarked), so that a clean-up never signals a process that
+// merely reuses a recorded pid.
 package proc
 
 import (
@@ -23,7 +25,8 @@ type Spec struct {
 	Name string
 	// Argv is the binary and its arguments.
 	Argv []string
-	// Env is added to the agent's environment.
+	// Env is added to the agent's environment (which carries MarkerEnv,
+	// so the process does too).
 	Env []string
 	// Log is the file that receives stdout and stderr (appended).
 	Log string
@@ -55,8 +58,8 @@ func Start(s Spec, log *slog.Logger) (*Process, error) {
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := StartPinned(cmd); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", s.Name, s.Argv[0], err)
 	}
 	log.Info("started", "process", s.Name, "pid", cmd.Process.Pid)
