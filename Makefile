@@ -11,7 +11,7 @@ export PATH := $(TOOLS):$(PATH)
 
 all: build
 
-## deps: install the Debian packages the tests need (protoc, openssl, nftables, iproute2) when missing.
+## deps: install the Debian packages the tests need (protoc, capnp, openssl, nftables, iproute2) when missing.
 deps:
 	@./hack/deps.sh
 
@@ -50,9 +50,9 @@ e2e: deps binaries build
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
 
-## generate: regenerate committed code (wire protocol).
+## generate: regenerate committed code (the gRPC protocol and the tunnel's Cap'n Proto schema).
 generate: deps
-	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc capnproto.org/go/capnp/v3/capnpc-go
 	$(GO) generate ./...
 
 ## lint: gofmt, go vet, and go.mod/go.sum as `go mod tidy` leaves them.
