@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries test e2e generate lint deps clean
+.PHONY: all build binaries test fuzz e2e generate lint deps clean
 
 all: build
 
@@ -40,10 +40,18 @@ ifeq ($(shell id -u),0)
 TEST_PREREQS := binaries
 endif
 
-## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS).
+## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS),
+## then a bounded fuzz run of the reverse tunnel's decoder.
 test: deps $(TEST_PREREQS)
 	@mkdir -p $(ARTIFACTS)
 	$(GO) tool gotestsum --format testname --junitfile $(ARTIFACTS)/junit-unit.xml -- -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz
+
+FUZZTIME ?= 20s
+
+## fuzz: fuzz the reverse tunnel's Cap'n Proto readers for $(FUZZTIME) (malformed input must give a typed error).
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzReadStream$$' -fuzztime=$(FUZZTIME) ./fixtures/tunnel/
 
 ## e2e: bring up (or reuse) the default topology on the embedded provider and run the whole matrix.
 e2e: deps binaries build
