@@ -7,11 +7,11 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries test e2e crashtest generate lint deps clean
+.PHONY: all build binaries test fuzz e2e crashtest generate lint deps clean
 
 all: build
 
-## deps: install the Debian packages the tests need (protoc, openssl, nftables, iproute2) when missing.
+## deps: install the Debian packages the tests need (protoc, capnp, openssl, nftables, iproute2) when missing.
 deps:
 	@./hack/deps.sh
 
@@ -40,10 +40,18 @@ ifeq ($(shell id -u),0)
 TEST_PREREQS := binaries
 endif
 
-## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS).
+## test: unit and in-process integration tests with the race detector, JUnit in $(ARTIFACTS),
+## then a bounded fuzz run of the reverse tunnel's decoder.
 test: deps $(TEST_PREREQS)
 	@mkdir -p $(ARTIFACTS)
 	$(GO) tool gotestsum --format testname --junitfile $(ARTIFACTS)/junit-unit.xml -- -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz
+
+FUZZTIME ?= 20s
+
+## fuzz: fuzz the reverse tunnel's Cap'n Proto readers for $(FUZZTIME) (malformed input must give a typed error).
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzReadStream$$' -fuzztime=$(FUZZTIME) ./fixtures/tunnel/
 
 ## e2e: bring up (or reuse) the default topology on the embedded provider and run the whole matrix.
 e2e: deps binaries build
@@ -56,9 +64,9 @@ crashtest: deps binaries
 	NVCF_CRASHTEST_ITERATIONS=$${NVCF_CRASHTEST_ITERATIONS:-60} NVCF_CRASHTEST_REPORT=$(ARTIFACTS)/crashtest.txt \
 		$(GO) test -count=1 -timeout 90m -run TestCrashPoints -v ./clusters/local/
 
-## generate: regenerate committed code (wire protocol).
+## generate: regenerate committed code (the gRPC protocol and the tunnel's Cap'n Proto schema).
 generate: deps
-	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	$(GO) build -o $(TOOLS)/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc capnproto.org/go/capnp/v3/capnpc-go
 	$(GO) generate ./...
 
 ## lint: gofmt, go vet, and go.mod/go.sum as `go mod tidy` leaves them.

@@ -3,6 +3,7 @@ module github.com/nvcf/conformance
 go 1.26.0
 
 require (
+	capnproto.org/go/capnp/v3 v3.1.0-alpha.2
 	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/cloudflare/cfssl v1.6.5
 	github.com/miekg/dns v1.1.73
@@ -36,6 +37,7 @@ require (
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/colega/zeropool v0.0.0-20230505084239-6fb4a4f75381 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
@@ -147,6 +149,7 @@ require (
 )
 
 tool (
+	capnproto.org/go/capnp/v3/capnpc-go
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	google.golang.org/protobuf/cmd/protoc-gen-go
 	gotest.tools/gotestsum

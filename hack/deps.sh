@@ -3,6 +3,9 @@
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler)
+# capnp: the reverse tunnel's schema compiler, and the independent
+# `capnp encode` / `capnp decode` peer of fixtures/tunnel's wire tests.
+command -v capnp >/dev/null || need+=(capnproto)
 command -v openssl >/dev/null || need+=(openssl)
 command -v nft >/dev/null || need+=(nftables)
 command -v ip >/dev/null || need+=(iproute2)

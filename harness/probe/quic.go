@@ -73,11 +73,7 @@ func (p *Prober) Tunnel(ctx context.Context, t QUICTarget) (err error) {
 		return classified(fmt.Errorf("quic tunnel %s: %w", t.describe(), err), remoteRejection(conn))
 	}
 	if !ack.Accepted {
-		r := reason.Reason(ack.Reason)
-		if r == reason.None {
-			r = reason.Unknown
-		}
-		return reason.Wrap(r, fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
+		return reason.Wrap(tunnel.AckReason(ack.Reason), fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
 	}
 	return nil
 }
@@ -90,12 +86,11 @@ func (p *Prober) handshake(ctx context.Context, conn *quic.Conn, t QUICTarget) (
 	if dl, ok := ctx.Deadline(); ok {
 		_ = st.SetDeadline(dl)
 	}
-	var codec tunnel.Framing
-	if err := codec.WriteHandshake(st, tunnel.Handshake{InferenceServerID: t.InferenceServerID, AuthToken: t.Token}); err != nil {
+	if err := tunnel.WriteHandshake(st, tunnel.Handshake{InferenceServerID: t.InferenceServerID, AuthToken: tunnel.Token(t.Token)}); err != nil {
 		return tunnel.HandshakeAck{}, fmt.Errorf("send handshake: %w", err)
 	}
 	_ = st.Close()
-	ack, err := codec.ReadAck(st)
+	ack, err := tunnel.ReadAck(st)
 	if err != nil {
 		return tunnel.HandshakeAck{}, fmt.Errorf("read handshake ack: %w", err)
 	}
@@ -120,7 +115,7 @@ func known(r reason.Reason) bool {
 	case reason.UnknownAuthority, reason.HostnameMismatch, reason.Expired, reason.NoTrust,
 		reason.BadCertificate, reason.PlaintextToTLS, reason.InvalidAuthority, reason.Unavailable,
 		reason.SchemeRequired, reason.InsecureRefused, reason.BadToken, reason.ClientCertRequired,
-		reason.UntrustedClientCert, reason.UnknownSNI, reason.NoEligibleCandidates,
+		reason.UntrustedClientCert, reason.UnknownSNI, reason.ProtocolViolation, reason.NoEligibleCandidates,
 		reason.ConnectionRefused, reason.Timeout:
 		return true
 	}
