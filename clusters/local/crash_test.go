@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
@@ -173,7 +174,7 @@ type crashHarness struct {
 func (h *crashHarness) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, h.bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+h.stateHome,
-		"XDG_CACHE_HOME="+filepath.Dir(binaries.DefaultCacheDir()))
+		"XDG_CACHE_HOME="+filepath.Dir(clusters.CacheHome()))
 	return cmd
 }
 

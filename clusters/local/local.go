@@ -17,10 +17,6 @@ func RunAgent(ctx context.Context, dir string, log *slog.Logger) error {
 	return agent.Run(ctx, dir, agent.Hooks{Node: runNode, LB: runLB}, log)
 }
 
-// CacheDir is where binaries are built and cached
-// ($XDG_CACHE_HOME/nvcf-harness, default ~/.cache/nvcf-harness).
-func CacheDir() string { return binaries.DefaultCacheDir() }
-
 // Binaries are the paths of the control-plane binaries.
 type Binaries = binaries.Set
 

@@ -26,7 +26,7 @@ import (
 type Options struct {
 	// StateRoot holds one folder per environment (default clusters.StateHome()).
 	StateRoot string
-	// CacheDir is the binary cache (default binaries.DefaultCacheDir()).
+	// CacheDir is the binary cache (default clusters.CacheHome()).
 	CacheDir string
 	// BinarySources are the release base URLs the control-plane binaries
 	// are downloaded from (empty fields: the NVCF_BINARIES_*_URL
@@ -72,7 +72,7 @@ func (o Options) withDefaults() Options {
 		o.StateRoot = clusters.StateHome()
 	}
 	if o.CacheDir == "" {
-		o.CacheDir = binaries.DefaultCacheDir()
+		o.CacheDir = clusters.CacheHome()
 	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 5 * time.Minute

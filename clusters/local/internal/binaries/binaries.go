@@ -48,7 +48,7 @@ type Set struct {
 
 // Options say where to build and whom to tell.
 type Options struct {
-	// CacheDir is the cache root (default: DefaultCacheDir()).
+	// CacheDir is the cache root (default: clusters.CacheHome()).
 	CacheDir string
 	// Versions to build (zero: Pinned).
 	Versions Versions
@@ -75,15 +75,12 @@ type Options struct {
 	connectTimeout, headerTimeout, stallTimeout time.Duration
 }
 
-// DefaultCacheDir is $XDG_CACHE_HOME/nvcf-harness, or ~/.cache/nvcf-harness.
-func DefaultCacheDir() string { return clusters.CacheHome() }
-
 // ErrBuild is wrapped by every failed build.
 var ErrBuild = errors.New("building control-plane binaries failed")
 
 func (o *Options) defaults() {
 	if o.CacheDir == "" {
-		o.CacheDir = DefaultCacheDir()
+		o.CacheDir = clusters.CacheHome()
 	}
 	if o.Versions == (Versions{}) {
 		o.Versions = Pinned

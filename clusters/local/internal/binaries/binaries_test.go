@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,11 +82,4 @@ func TestBusyFindsProcessInFolder(t *testing.T) {
 	defer func() { stdin.Close(); _ = cmd.Wait() }()
 	require.Equal(t, cmd.Process.Pid, busy(dir))
 	require.Zero(t, busy(dir+"-other"))
-}
-
-func TestDefaultCacheDirHonoursXDG(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", "/x")
-	require.Equal(t, "/x/nvcf-harness", DefaultCacheDir())
-	t.Setenv("XDG_CACHE_HOME", "")
-	require.True(t, strings.HasSuffix(DefaultCacheDir(), "/.cache/nvcf-harness"))
 }
