@@ -36,8 +36,10 @@ type World struct {
 	// catalogue is the list cases and their controls come from.
 	catalogue []Scenario
 	recorder  *faults.Recorder
-	roots     *x509.CertPool
-	wrong     *x509.CertPool
+	// baseline checks a cell before each case (nil: Env.checkBaseline).
+	baseline func(context.Context, *Env) error
+	roots    *x509.CertPool
+	wrong    *x509.CertPool
 
 	mu      sync.Mutex
 	current *deploy.Result
@@ -214,6 +216,14 @@ func (w *World) Env(res *deploy.Result, evidence string) *Env {
 		Probe:    probe.New(probe.Options{DNS: w.Config.Environment.DNS, Logger: w.Log.With("component", "probe")}),
 		Evidence: evidence,
 	}
+}
+
+// checkBaseline checks the cell's baseline before a case.
+func (w *World) checkBaseline(ctx context.Context, e *Env) error {
+	if w.baseline != nil {
+		return w.baseline(ctx, e)
+	}
+	return e.checkBaseline(ctx)
 }
 
 // Scale multiplies a wait deadline by the run's time scale.
