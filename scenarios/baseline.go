@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,39 +14,18 @@ import (
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 )
 
-// checkBaseline waits (waitConverge) until the cell is as every case
-// expects to find it, and otherwise says what is broken: every region's
-// Stargate workload has all its replicas ready, and every replica holds
-// the base Pylon's registration and reverse tunnel (asked on the server
-// side). A case that finds it broken is blocked, not blamed: the state
-// was left by something before it.
-func (e *Env) checkBaseline(ctx context.Context) error {
-	var last error
-	err := e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", waitConverge, func(ctx context.Context) error {
-		last = e.baselineBroken(ctx)
-		return last
-	})
-	if err != nil && last != nil {
-		return fmt.Errorf("%w (%w)", last, err)
-	}
-	return err
+// checkBaseline waits up to d until the cell is as every case expects to
+// find it, and otherwise says what is broken: every region's Stargate
+// workload has all its replicas ready, and every replica holds the base
+// Pylon's registration and reverse tunnel (asked on the server side). A
+// case that finds it broken is blocked, not blamed: the state was left by
+// something before it.
+func (e *Env) checkBaseline(ctx context.Context, d time.Duration) error {
+	return e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", d, e.baselineBroken)
 }
 
 // baselineBroken is one look at the baseline.
 func (e *Env) baselineBroken(ctx context.Context) error {
-	for _, r := range e.Regions() {
-		want, err := e.stargateReplicas(ctx, r)
-		if err != nil {
-			return err
-		}
-		ready, err := e.StargatePods(ctx, r)
-		if err != nil {
-			return err
-		}
-		if len(ready) < want {
-			return fmt.Errorf("region %s has %d of %d Stargate replicas ready", r, len(ready), want)
-		}
-	}
 	id, err := e.pylonServerID(ctx)
 	if err != nil {
 		return fmt.Errorf("the base Pylon: %w", err)
@@ -54,13 +34,24 @@ func (e *Env) baselineBroken(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ready, err := e.everyReadyReplica(ctx)
-	if err != nil {
-		return err
+	for _, r := range e.Regions() {
+		want, err := e.stargateReplicas(ctx, r)
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, h := range hs {
+			if h.Region == r && h.Ready {
+				ready++
+			}
+		}
+		if ready < want {
+			return fmt.Errorf("region %s has %d of %d Stargate replicas ready", r, ready, want)
+		}
 	}
 	var missing []string
 	for _, h := range hs {
-		if !slices.Contains(ready, h.name()) {
+		if !h.Ready {
 			continue
 		}
 		if !slices.Contains(h.Registrations, id) {

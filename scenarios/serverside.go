@@ -27,11 +27,12 @@ import (
 const defaultHeartbeat = 5 * time.Second
 
 // sweepEvery is how often a window check asks every replica again.
-const sweepEvery = 500 * time.Millisecond
+const sweepEvery = time.Second
 
 // held is what one Stargate replica held when asked.
 type held struct {
 	Region, Pod, IP string
+	Ready           bool
 	// Registrations are the inference server ids in its registry.
 	Registrations []string
 	// Tunnels are the ids with a live reverse tunnel to it.
@@ -69,7 +70,7 @@ type stargateDoc struct {
 
 // readHeld reads a replica's /status document.
 func readHeld(region string, p Pod, d Doc) (held, error) {
-	h := held{Region: region, Pod: p.Name, IP: p.IP, doc: d, Heartbeat: defaultHeartbeat}
+	h := held{Region: region, Pod: p.Name, IP: p.IP, Ready: p.Ready, doc: d, Heartbeat: defaultHeartbeat}
 	raw, err := json.Marshal(d.v)
 	if err != nil {
 		return h, err
@@ -104,8 +105,9 @@ func readHeld(region string, p Pod, d Doc) (held, error) {
 	return h, nil
 }
 
-// askStargates asks every Stargate pod of every region (ready or not,
-// leaving out only terminating pods and pods without an IP) what it holds.
+// askStargates asks every Stargate pod of every region what it holds:
+// every ready one, and every other one that answers (terminating pods and
+// pods without an IP are left out).
 func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	var out []held
 	for _, r := range e.Regions() {
@@ -118,6 +120,9 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 				continue
 			}
 			d, err := e.StargateStatus(ctx, p)
+			if err != nil && !p.Ready {
+				continue // starting or stopping: it serves nothing yet
+			}
 			if err != nil {
 				return nil, fmt.Errorf("ask Stargate %s/%s: %w", r, p.Name, err)
 			}
@@ -186,7 +191,7 @@ func (e *Env) window(hs []held) (time.Duration, time.Duration) {
 }
 
 // heldNowhere proves a refusal on the server side: for the window after
-// it, every replica of every region is asked every 500 ms, and none may
+// it, every replica of every region is asked every second, and none may
 // hold what a.String() excludes. A violation is a plain error (no typed
 // reason), so the case fails even though a client saw a refusal; a
 // failure to ask is a step's failure.
@@ -311,10 +316,7 @@ func (e *Env) heldExactlyOn(ctx context.Context, p presence) error {
 		}
 		want := p.on
 		if want == nil {
-			if want, err = e.everyReadyReplica(ctx); err != nil {
-				asked = err
-				return err
-			}
+			want = readyOf(now)
 		}
 		asked = nil
 		rec.sweeps++
@@ -367,19 +369,15 @@ func (p presence) mismatch(now []held, want []string) error {
 	return nil
 }
 
-// everyReadyReplica names every ready Stargate replica of every region.
-func (e *Env) everyReadyReplica(ctx context.Context) ([]string, error) {
+// readyOf names the ready replicas among hs.
+func readyOf(hs []held) []string {
 	var out []string
-	for _, r := range e.Regions() {
-		pods, err := e.StargatePods(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range pods {
-			out = append(out, r+"/"+p.Name)
+	for _, h := range hs {
+		if h.Ready {
+			out = append(out, h.name())
 		}
 	}
-	return out, nil
+	return out
 }
 
 // serverRecord is one server-side check, as the evidence shows it.
