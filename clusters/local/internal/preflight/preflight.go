@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -53,6 +54,29 @@ type Disk struct {
 	Hint string // how to make room, beside freeing space
 }
 
+// busyPort describes port p that cannot be bound (err), naming the
+// programs that hold it when /proc says.
+func (c *Checks) busyPort(p Port, err error) Problem {
+	_, port, _ := net.SplitHostPort(p.Addr)
+	what := fmt.Sprintf("%s %s (%s) cannot be bound: %v", p.Network, p.Addr, p.Owner, unwrapSyscall(err))
+	n, _ := strconv.Atoi(port)
+	hs := c.holders(p.Network, n)
+	if len(hs) == 0 {
+		ss := "-ltnp"
+		if p.Network == "udp" {
+			ss = "-lunp"
+		}
+		return Problem{What: what, Fix: fmt.Sprintf("find the program with `ss %s 'sport = :%s'` and stop it; the harness needs this port", ss, port)}
+	}
+	names := make([]string, len(hs))
+	pids := make([]string, len(hs))
+	for i, h := range hs {
+		names[i], pids[i] = h.String(), strconv.Itoa(h.PID)
+	}
+	what += "; held by " + strings.Join(names, ", ")
+	return Problem{What: what, Fix: fmt.Sprintf("stop that program (e.g. `kill %s`, or stop the service that runs it); the harness needs port %s", strings.Join(pids, " "), port)}
+}
+
 // Tool is a command that must be on PATH.
 type Tool struct {
 	Name    string // e.g. "nft"
@@ -71,12 +95,18 @@ type Checks struct {
 	Ports []Port
 	// Disks must have room.
 	Disks []Disk
+	// Ranges must not be routed elsewhere; RouteTable is the kernel's IPv4
+	// routing table to read (default /proc/net/route, this network
+	// namespace's main table).
+	Ranges     []Range
+	RouteTable string
 
 	// hooks for tests
 	geteuid  func() int
 	lookPath func(string) (string, error)
 	listen   func(network, addr string) (io.Closer, error)
 	free     func(dir string) (uint64, error)
+	holders  func(network string, port int) []Holder
 }
 
 // Run performs the checks and returns an *Error (wrapping ErrFailed)
@@ -108,16 +138,9 @@ func Run(c Checks) error {
 		if errors.Is(err, syscall.EACCES) {
 			continue // a privileged port without root: the root check says so
 		}
-		_, port, _ := net.SplitHostPort(p.Addr)
-		ss := "-ltnp"
-		if p.Network == "udp" {
-			ss = "-lunp"
-		}
-		ps = append(ps, Problem{
-			What: fmt.Sprintf("%s %s (%s) cannot be bound: %v", p.Network, p.Addr, p.Owner, unwrapSyscall(err)),
-			Fix:  fmt.Sprintf("find the process with `ss %s 'sport = :%s'` and stop it", ss, port),
-		})
+		ps = append(ps, c.busyPort(p, err))
 	}
+	ps = append(ps, c.routeProblems()...)
 	for _, d := range c.Disks {
 		free, err := c.free(d.Dir)
 		if err != nil {
@@ -156,6 +179,12 @@ func (c *Checks) defaults() {
 	}
 	if c.free == nil {
 		c.free = FreeBytes
+	}
+	if c.holders == nil {
+		c.holders = Holders
+	}
+	if c.RouteTable == "" {
+		c.RouteTable = "/proc/net/route"
 	}
 }
 
