@@ -143,3 +143,11 @@ func sameFS(a, b string) bool {
 	db, eb := preflight.DeviceOf(b)
 	return ea == nil && eb == nil && da == db
 }
+
+// ErrDiskFull is wrapped by DiskFull's error.
+var ErrDiskFull = preflight.ErrDiskFull
+
+// DiskFull explains an error caused by a full filesystem (ENOSPC): which
+// folder, how much is free, what to do. Other errors pass unchanged. The
+// CLI passes every command's error through it.
+func DiskFull(err error) error { return preflight.DiskFull(err) }

@@ -153,7 +153,7 @@ func Run(c Checks) error {
 				fix += ", or " + d.Hint
 			}
 			ps = append(ps, Problem{
-				What: fmt.Sprintf("only %s free in %s; %s needs at least %s", gib(free), d.Dir, d.Why, gib(d.Min)),
+				What: fmt.Sprintf("only %s free in %s; %s needs at least %s", size(free), d.Dir, d.Why, size(d.Min)),
 				Fix:  fix,
 			})
 		}
