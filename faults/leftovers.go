@@ -136,6 +136,9 @@ func StopOwners(ctx context.Context, stateDir string, grace time.Duration, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if !exists(stateDir) {
+		return 0, nil // no environment, no journal: nothing to stop (and no folder to make)
+	}
 	j, err := journal.Open(stateDir)
 	if err != nil {
 		return 0, err
