@@ -1,7 +1,9 @@
 // Package preflight checks, before anything long starts, what the embedded
 // provider needs from the machine: root, the ip and nft tools, free ports
-// and free disk for the control-plane build. Every problem is reported at
-// once, each with what to do about it.
+// (naming the program that holds a busy one), address ranges no other
+// interface routes, and free disk; and it explains a full disk met later
+// (DiskFull). Every problem is reported at once, each with what to do
+// about it.
 package preflight
 
 import (
