@@ -1,9 +1,11 @@
 package preflight
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"testing"
@@ -36,16 +38,46 @@ func TestBusyPortNamesTheProgram(t *testing.T) {
 	}
 }
 
-// A free port has no holder; a connected (not listening) TCP socket on a
-// port does not count as holding it.
-func TestHoldersOfAFreePort(t *testing.T) {
+// A socket holds its own address, the wildcard address of its port, and
+// no other address of that port; a closed one holds nothing.
+func TestHoldersMatchTheAddress(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.Equal(t, []int{os.Getpid()}, pidsOf(Holders("tcp", port)))
+	ap := netip.MustParseAddrPort(ln.Addr().String())
+	other := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.89"), ap.Port())
+	wildcard := netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port())
+	require.Equal(t, []int{os.Getpid()}, pidsOf(Holders("tcp", ap)))
+	require.Equal(t, []int{os.Getpid()}, pidsOf(Holders("tcp", wildcard)))
+	require.Empty(t, Holders("tcp", other), "another address of the port is free")
+	require.Empty(t, Holders("udp", ap))
 	ln.Close()
-	require.Empty(t, Holders("tcp", port))
-	require.Empty(t, Holders("udp", port))
+	require.Empty(t, Holders("tcp", ap))
+}
+
+// A process of a harness environment is named as such, with how to bring
+// its environment down rather than kill it.
+func TestBusyPortOfAnotherEnvironment(t *testing.T) {
+	c := allGood()
+	c.Ports = c.Ports[:1]
+	c.listen = func(string, string) (io.Closer, error) { return nil, errors.New("bind: address already in use") }
+	c.holders = func(string, netip.AddrPort) []Holder {
+		return []Holder{{PID: 27526, Command: "kube-apiserver --etcd-servers=…", Env: "/root/.local/state/nvcf-harness/default"}}
+	}
+	err := Run(c)
+	require.ErrorContains(t, err, `held by pid 27526 (kube-apiserver --etcd-servers=…), of the harness environment "default" (state /root/.local/state/nvcf-harness/default)`)
+	require.ErrorContains(t, err, "fix: bring that environment down: XDG_STATE_HOME=/root/.local/state harness down --name default (or harness down --purge)")
+}
+
+func TestProcAddr(t *testing.T) {
+	ap, ok := procAddr("5800007F:0035") // /proc/net/tcp: 127.0.0.88:53
+	require.True(t, ok)
+	require.Equal(t, netip.MustParseAddrPort("127.0.0.88:53"), ap)
+	ap, ok = procAddr("00000000000000000000000000000000:1A0B") // [::]:6667
+	require.True(t, ok)
+	require.True(t, ap.Addr().IsUnspecified())
+	require.EqualValues(t, 0x1A0B, ap.Port())
+	_, ok = procAddr("zz:1")
+	require.False(t, ok)
 }
 
 // Without a holder to name (another user's process, seen without root),
@@ -53,7 +85,7 @@ func TestHoldersOfAFreePort(t *testing.T) {
 func TestBusyPortWithoutAHolder(t *testing.T) {
 	c := allGood()
 	c.listen = func(network, addr string) (io.Closer, error) { return nil, fmt.Errorf("bind: address already in use") }
-	c.holders = func(string, int) []Holder { return nil }
+	c.holders = func(string, netip.AddrPort) []Holder { return nil }
 	c.Ports = c.Ports[:1]
 	err := Run(c)
 	require.ErrorContains(t, err, "tcp 0.0.0.0:6443 (kube-apiserver of region-a) cannot be bound: bind: address already in use")

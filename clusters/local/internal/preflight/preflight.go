@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,8 +63,10 @@ type Disk struct {
 func (c *Checks) busyPort(p Port, err error) Problem {
 	_, port, _ := net.SplitHostPort(p.Addr)
 	what := fmt.Sprintf("%s %s (%s) cannot be bound: %v", p.Network, p.Addr, p.Owner, unwrapSyscall(err))
-	n, _ := strconv.Atoi(port)
-	hs := c.holders(p.Network, n)
+	var hs []Holder
+	if ap, perr := netip.ParseAddrPort(p.Addr); perr == nil {
+		hs = c.holders(p.Network, ap)
+	}
 	if len(hs) == 0 {
 		ss := "-ltnp"
 		if p.Network == "udp" {
@@ -72,10 +76,21 @@ func (c *Checks) busyPort(p Port, err error) Problem {
 	}
 	names := make([]string, len(hs))
 	pids := make([]string, len(hs))
+	env := hs[0].Env
 	for i, h := range hs {
 		names[i], pids[i] = h.String(), strconv.Itoa(h.PID)
+		if h.Env != env {
+			env = ""
+		}
 	}
 	what += "; held by " + strings.Join(names, ", ")
+	if env != "" {
+		// Another environment of the harness (of another state folder, or
+		// of another user): it is brought down, not killed.
+		return Problem{What: what + fmt.Sprintf(", of the harness environment %q (state %s)", filepath.Base(env), env),
+			Fix: fmt.Sprintf("bring that environment down: XDG_STATE_HOME=%s harness down --name %s (or harness down --purge)",
+				filepath.Dir(filepath.Dir(env)), filepath.Base(env))}
+	}
 	return Problem{What: what, Fix: fmt.Sprintf("stop that program (e.g. `kill %s`, or stop the service that runs it); the harness needs port %s", strings.Join(pids, " "), port)}
 }
 
@@ -108,7 +123,7 @@ type Checks struct {
 	lookPath func(string) (string, error)
 	listen   func(network, addr string) (io.Closer, error)
 	free     func(dir string) (uint64, error)
-	holders  func(network string, port int) []Holder
+	holders  func(network string, addr netip.AddrPort) []Holder
 }
 
 // Run performs the checks and returns an *Error (wrapping ErrFailed)

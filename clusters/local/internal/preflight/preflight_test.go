@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"testing"
@@ -26,7 +27,7 @@ func allGood() Checks {
 		lookPath: func(s string) (string, error) { return "/usr/sbin/" + s, nil },
 		listen:   func(string, string) (io.Closer, error) { return closer{}, nil },
 		free:     func(string) (uint64, error) { return 100 << 30, nil },
-		holders:  func(string, int) []Holder { return nil },
+		holders:  func(string, netip.AddrPort) []Holder { return nil },
 	}
 }
 
@@ -50,8 +51,8 @@ func TestEveryProblemWithItsFix(t *testing.T) {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: os.NewSyscallError("bind", syscall.EACCES)}
 	}
 	c.free = func(string) (uint64, error) { return 3 << 30, nil }
-	c.holders = func(network string, port int) []Holder {
-		if network == "tcp" && port == 6443 {
+	c.holders = func(network string, addr netip.AddrPort) []Holder {
+		if network == "tcp" && addr.Port() == 6443 {
 			return []Holder{{PID: 4242, Command: "/usr/sbin/nginx -g daemon off;"}}
 		}
 		return nil
