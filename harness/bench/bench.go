@@ -75,8 +75,9 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 		return nil, fmt.Errorf("bench: bring up %q: %w", topo.Name, err)
 	}
 	rep.BringUp = time.Since(start)
+	keep := ro.Keep // the matrix below always keeps the clusters; this says whether bench does
 	defer func() {
-		if ro.Keep {
+		if keep {
 			return
 		}
 		if derr := ro.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {

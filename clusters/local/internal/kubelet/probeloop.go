@@ -96,11 +96,12 @@ func (r *podRuntime) probeLoop(ctx context.Context, p *corev1.Probe, podIP netip
 			r.log.Debug("probe failed", "container", c.Name, "err", err)
 		}
 		report(st.observe(err == nil))
-		if !sleepCtx(ctx, period) {
+		if !sleepCtx(ctx, st.next(period)) {
 			return
 		}
 	}
 }
+
 
 // sleepCtx waits d or until ctx ends; it reports whether d passed.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
