@@ -102,7 +102,6 @@ func (r *podRuntime) probeLoop(ctx context.Context, p *corev1.Probe, podIP netip
 	}
 }
 
-
 // sleepCtx waits d or until ctx ends; it reports whether d passed.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
