@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries test fuzz e2e crashtest generate lint deps clean
+.PHONY: all build binaries ready test fuzz e2e bench crashtest generate lint deps clean
 
 all: build
 
@@ -53,10 +53,27 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReadStream$$' -fuzztime=$(FUZZTIME) ./fixtures/tunnel/
 
+# ready: the control plane (a download, or a long cold build) and bin/ at
+# the same time: the harness first (it fetches or builds the binaries), then
+# the suite and the rest of bin/ while the binaries come.
+ready: deps
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
+	@./$(BIN)/harness binaries & pid=$$!; \
+		$(MAKE) --no-print-directory build || { kill $$pid; wait $$pid; exit 1; }; \
+		wait $$pid
+
 ## e2e: bring up (or reuse) the default topology on the embedded provider and run the whole matrix.
-e2e: deps binaries build
+e2e: ready
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
+
+BENCHFLAGS ?=
+
+## bench: from nothing: bring-up time, idle memory per cluster, matrix wall time, tunnel vs direct
+## invocation latency; report in $(ARTIFACTS)/bench.md (BENCHFLAGS="--layer tls" for a subset).
+bench: ready
+	@mkdir -p $(ARTIFACTS)
+	./bin/harness bench --topology $(TOPOLOGY) --artifacts $(ARTIFACTS) $(BENCHFLAGS)
 
 ## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the summary goes to $(ARTIFACTS)/crashtest.txt.
 crashtest: deps binaries

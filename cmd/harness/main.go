@@ -37,6 +37,7 @@ func commands() []command {
 		{"pki", "mint or inspect good and deliberately bad PKI", runPKI},
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
+		{"bench", "measure bring-up, idle memory per cluster, matrix wall time and tunnel latency (report in <artifacts>/bench.md)", runBench},
 		{"list", "print the scenario catalogue without running it", runList},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 	}

@@ -14,17 +14,23 @@ import (
 // the taint.
 var controllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
-	"endpointslice-controller", "endpoints-controller", "endpointslice-mirroring-controller",
+	"endpointslice-controller", "endpoints-controller",
 	"serviceaccount-controller", "serviceaccount-token-controller", "root-ca-certificate-publisher-controller",
 	"namespace-controller", "garbage-collector-controller", "node-lifecycle-controller",
 	"taint-eviction-controller", "pod-garbage-collector-controller",
 }
 
-// memory limits (GOMEMLIMIT) per component: soft limits that make the Go
-// collector work harder before the heap grows past them.
-var memLimit = map[string]string{
-	"etcd": "48MiB", "kube-apiserver": "120MiB", "kube-controller-manager": "40MiB",
-	"kube-scheduler": "30MiB", "coredns": "24MiB",
+// goEnv is the Go runtime's memory settings per component. GOMEMLIMIT is a
+// soft limit that makes the collector work harder before the heap grows
+// past it; GOGC=50 collects at 1.5× the live heap instead of 2×. An idle
+// test cluster's heaps are small, so the extra collection costs little CPU
+// (measured with `harness bench`, see docs/performance.md).
+var goEnv = map[string][]string{
+	"etcd":                    {"GOMEMLIMIT=32MiB", "GOGC=50"},
+	"kube-apiserver":          {"GOMEMLIMIT=96MiB", "GOGC=50"},
+	"kube-controller-manager": {"GOMEMLIMIT=32MiB", "GOGC=50"},
+	"kube-scheduler":          {"GOMEMLIMIT=24MiB", "GOGC=50"},
+	"coredns":                 {"GOMEMLIMIT=24MiB", "GOGC=50"},
 }
 
 func etcdArgs(c plan.Cluster, p *PKI, dataDir string) []string {
@@ -37,7 +43,10 @@ func etcdArgs(c plan.Cluster, p *PKI, dataDir string) []string {
 		"--initial-cluster=" + c.Name + "=" + peer, "--initial-cluster-state=new",
 		"--cert-file=" + p.EtcdCert, "--key-file=" + p.EtcdKey, "--trusted-ca-file=" + p.CACert, "--client-cert-auth",
 		"--peer-cert-file=" + p.EtcdCert, "--peer-key-file=" + p.EtcdKey, "--peer-trusted-ca-file=" + p.CACert, "--peer-client-cert-auth",
-		"--listen-metrics-urls=", "--quota-backend-bytes=1073741824", "--snapshot-count=5000",
+		"--listen-metrics-urls=", "--quota-backend-bytes=1073741824",
+		// A test cluster writes little: keep fewer raft entries in memory
+		// between snapshots (the default is 10000).
+		"--snapshot-count=1000",
 		"--log-level=warn",
 	}
 }

@@ -152,7 +152,7 @@ func (c *Cluster) StartCoreDNS() error {
 func (c *Cluster) start(component, bin string, args []string) error {
 	p, err := proc.Start(proc.Spec{
 		Name: c.cfg.Plan.Name + "/" + component, Argv: append([]string{bin}, args...),
-		Env: []string{"GOMEMLIMIT=" + memLimit[component]}, Log: logPath(c.cfg.LogDir, c.cfg.Plan.Name, component),
+		Env: goEnv[component], Log: logPath(c.cfg.LogDir, c.cfg.Plan.Name, component),
 		Marker: c.cfg.Dir,
 	}, c.cfg.Log)
 	if err != nil {

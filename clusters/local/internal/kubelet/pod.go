@@ -193,14 +193,24 @@ func (r *podRuntime) syncVolumes() error {
 }
 
 // resyncVolumes refreshes Secret, ConfigMap and projected volumes (and
-// tokens) while the pod runs, as the kubelet does.
+// tokens) while the pod runs, as the kubelet does: when an object they
+// mount changes (see volwatch.go) and every VolumeResync.
 func (r *podRuntime) resyncVolumes() {
 	t := time.NewTicker(r.k.cfg.VolumeResync)
 	defer t.Stop()
+	changed := make(chan struct{}, 1)
+	r.mu.Lock()
+	pod := r.pod
+	r.mu.Unlock()
+	watchVolumeObjects(r.ctx, r.k.client, pod, changed)
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
+		case <-changed:
+			if err := r.syncVolumes(); err != nil {
+				r.log.Warn("volume sync after a change", "err", err)
+			}
 		case <-t.C:
 			if err := r.syncVolumes(); err != nil {
 				r.log.Warn("volume resync", "err", err)

@@ -129,10 +129,11 @@ type probeState struct {
 	success, failure int32 // thresholds
 	okRun, failRun   int32
 	result           bool // current verdict
+	everTrue         bool // the verdict has been true at least once
 }
 
 func newProbeState(p *corev1.Probe, initial bool) *probeState {
-	s := &probeState{success: p.SuccessThreshold, failure: p.FailureThreshold, result: initial}
+	s := &probeState{success: p.SuccessThreshold, failure: p.FailureThreshold, result: initial, everTrue: initial}
 	if s.success <= 0 {
 		s.success = 1
 	}
@@ -140,6 +141,21 @@ func newProbeState(p *corev1.Probe, initial bool) *probeState {
 		s.failure = 3
 	}
 	return s
+}
+
+// startPoll is how often a readiness probe runs until its first success.
+const startPoll = 100 * time.Millisecond
+
+// next is the wait before the next probe. A readiness probe whose verdict
+// has never been true runs every startPoll rather than every period, so a
+// container is ready as soon as it answers, not up to a period later: every
+// rollout, cell switch and pod replacement waits on this. After that, and
+// for liveness (whose verdict starts true), it is the probe's period.
+func (s *probeState) next(period time.Duration) time.Duration {
+	if !s.everTrue {
+		return min(period, startPoll)
+	}
+	return period
 }
 
 // observe records one probe outcome and returns the verdict: true after
@@ -150,7 +166,7 @@ func (s *probeState) observe(ok bool) bool {
 		s.okRun++
 		s.failRun = 0
 		if s.okRun >= s.success {
-			s.result = true
+			s.result, s.everTrue = true, true
 		}
 	} else {
 		s.failRun++

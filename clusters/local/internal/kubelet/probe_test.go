@@ -86,6 +86,24 @@ func TestProbeThresholds(t *testing.T) {
 	require.Equal(t, int32(3), d.failure)
 }
 
+func TestReadinessIsPolledFastUntilFirstReady(t *testing.T) {
+	period := 2 * time.Second
+	r := newProbeState(&corev1.Probe{}, false)
+	r.observe(false)
+	require.Equal(t, startPoll, r.next(period), "never ready yet: poll")
+	r.observe(true)
+	require.Equal(t, period, r.next(period), "ready once: the probe's period")
+	for range 3 {
+		r.observe(false)
+	}
+	require.Equal(t, period, r.next(period), "not ready again: still the period, as a kubelet's")
+	l := newProbeState(&corev1.Probe{}, true)
+	for range 3 {
+		l.observe(false)
+	}
+	require.Equal(t, period, l.next(period), "liveness keeps its period even when failing")
+}
+
 func TestBackoff(t *testing.T) {
 	base, max := 10*time.Second, 5*time.Minute
 	var got []time.Duration

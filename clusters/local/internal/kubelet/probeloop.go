@@ -100,7 +100,7 @@ func (r *podRuntime) probeLoop(ctx context.Context, p *corev1.Probe, podIP netip
 			r.log.Debug("probe failed", "container", c.Name, "err", err)
 		}
 		report(st.observe(err == nil))
-		if !sleepCtx(ctx, period) {
+		if !sleepCtx(ctx, st.next(period)) {
 			return
 		}
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"log/slog"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local"
+	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/topologies"
+)
+
+// runFlags are the flags `run` and `bench` share: the topology, the
+// artifacts, the matrix filters, images and logging.
+type runFlags struct {
+	topology, images string
+	imageMap         imageBinaries
+	verbose          *bool
+}
+
+// matrixFlags registers the shared flags on fs, filling o where it can.
+func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
+	f := &runFlags{imageMap: imageBinaries{}}
+	fs.StringVar(&f.topology, "topology", "topologies/default.yaml", "topology file, or the name of an embedded one (default)")
+	fs.StringVar(&o.Artifacts, "artifacts", "_artifacts", "folder for junit.xml, summary.md and per-case evidence")
+	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see: harness list)")
+	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers to run (tls, authority, discovery, watch, registration, quic, invocation, resilience)")
+	fs.StringVar(&o.Labels, "label", "", "comma-separated labels; a scenario runs when it carries one of them")
+	fs.StringVar(&o.Workloads, "workload", "", "comma-separated workload kinds (statefulset, deployment, mixed)")
+	fs.StringVar(&o.Trusts, "trust", "", "comma-separated trust sources (system, bundle, grpc-override)")
+	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
+	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
+	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
+	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
+	f.verbose = fs.Bool("v", false, "log progress at debug level")
+	return f
+}
+
+// prepare completes o after parsing: images, the topology, the preflight
+// checks (before anything long: root, tools, ports, disk), the logger and
+// the embedded provider.
+func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) error {
+	var err error
+	if o.Images, err = parseImages(f.images); err != nil {
+		return err
+	}
+	if o.Topology, err = topologies.Load(f.topology); err != nil {
+		return err
+	}
+	o.TopologyRef = f.topology
+	spec := clusters.SpecOf(o.Topology)
+	artifacts := local.Disk{Dir: o.Artifacts, Min: minArtifactSpace, Why: "the run's reports, logs and evidence", Hint: "pass --artifacts on a larger filesystem"}
+	if err := local.Preflight(local.Options{}, &spec, artifacts); err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if *f.verbose {
+		level = slog.LevelDebug
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.Stdout = stdout
+	o.Provider, err = embeddedProvider(f.imageMap)
+	return err
+}

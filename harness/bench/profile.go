@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nvcf/conformance/reports"
+)
+
+// Profile is where the matrix's time went.
+type Profile struct {
+	// Matrix is the whole run's wall time; Cases the sum of the cases'
+	// durations (the rest is PKI minting, the suite's start and reports).
+	Matrix, Cases time.Duration
+	// CPU is the CPU time the environment and the runner used during the
+	// matrix (2 cores: at most twice the wall time).
+	CPU time.Duration
+	// Deploy is the time spent switching cells (rolling the fixtures out
+	// for the next cell), part of the first case of each cell.
+	Deploy  time.Duration
+	Deploys int
+	ByLayer []Slice
+	ByCell  []Slice
+	Slowest []Slice
+}
+
+// Slice is one group of cases: its wall time and the CPU time used then.
+type Slice struct {
+	Name      string
+	Cases     int
+	Wall, CPU time.Duration
+	Deploy    time.Duration
+}
+
+// cellDeployed matches the suite log's line for a cell switch.
+var cellDeployed = regexp.MustCompile(`msg="cell deployed" cell="([^"]*)" took=(\S+)`)
+
+// profile groups the run's case results by layer and by cell and charges
+// each the CPU time sampled while it ran.
+func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Profile, error) {
+	cases, err := reports.LoadCases(artifacts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{Matrix: matrix}
+	if len(samples) > 1 {
+		p.CPU = samples[len(samples)-1].cpu - samples[0].cpu
+	}
+	deploys := map[string]time.Duration{}
+	if f, err := os.Open(filepath.Join(artifacts, "suite.log")); err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if m := cellDeployed.FindStringSubmatch(sc.Text()); m != nil {
+				if d, err := time.ParseDuration(m[2]); err == nil {
+					deploys[m[1]] += d
+					p.Deploy += d
+					p.Deploys++
+				}
+			}
+		}
+		f.Close()
+	}
+	layers, cells := map[string]*Slice{}, map[string]*Slice{}
+	add := func(m map[string]*Slice, key string, c reports.CaseResult, cpu time.Duration) {
+		s := m[key]
+		if s == nil {
+			s = &Slice{Name: key}
+			m[key] = s
+		}
+		s.Cases++
+		s.Wall += c.Duration
+		s.CPU += cpu
+	}
+	for _, c := range cases {
+		if c.Start.IsZero() {
+			continue
+		}
+		cpu := cpuBetween(samples, c.Start, c.Start.Add(c.Duration))
+		p.Cases += c.Duration
+		add(layers, c.Layer, c, cpu)
+		add(cells, c.Cell, c, cpu)
+		p.Slowest = append(p.Slowest, Slice{Name: c.Name, Cases: 1, Wall: c.Duration, CPU: cpu})
+	}
+	for cell, d := range deploys {
+		if s := cells[cell]; s != nil {
+			s.Deploy = d
+		}
+	}
+	sorted := func(m map[string]*Slice) []Slice {
+		var out []Slice
+		for _, s := range m {
+			out = append(out, *s)
+		}
+		slices.SortFunc(out, func(a, b Slice) int { return int(b.Wall - a.Wall) })
+		return out
+	}
+	p.ByLayer, p.ByCell = sorted(layers), sorted(cells)
+	slices.SortFunc(p.Slowest, func(a, b Slice) int { return int(b.Wall - a.Wall) })
+	p.Slowest = p.Slowest[:min(len(p.Slowest), 10)]
+	return p, nil
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
+
+// cpuShare is CPU time over wall time, as cores busy.
+func cpuShare(cpu, wall time.Duration) string {
+	if wall <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", cpu.Seconds()/wall.Seconds())
+}
+
+// Markdown renders the profile's tables.
+func (p *Profile) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Where the matrix's time goes\n\n")
+	fmt.Fprintf(&b, "Matrix %s s: cases %s s (of which %d cell switches %s s), the rest (PKI, suite start, reports) %s s. "+
+		"CPU used by the environment and the runner: %s s, %s cores busy on average; the rest of the wall time is waiting.\n\n",
+		secs(p.Matrix), secs(p.Cases), p.Deploys, secs(p.Deploy), secs(p.Matrix-p.Cases), secs(p.CPU), cpuShare(p.CPU, p.Matrix))
+	table := func(title string, rows []Slice, deploy bool) {
+		fmt.Fprintf(&b, "| %s | cases | wall s | CPU s | cores busy |", title)
+		if deploy {
+			fmt.Fprintf(&b, " cell switch s |")
+		}
+		fmt.Fprintf(&b, "\n|---|---|---|---|---|")
+		if deploy {
+			fmt.Fprintf(&b, "---|")
+		}
+		fmt.Fprintln(&b)
+		for _, s := range rows {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |", s.Name, s.Cases, secs(s.Wall), secs(s.CPU), cpuShare(s.CPU, s.Wall))
+			if deploy {
+				fmt.Fprintf(&b, " %s |", secs(s.Deploy))
+			}
+			fmt.Fprintln(&b)
+		}
+		fmt.Fprintln(&b)
+	}
+	table("layer", p.ByLayer, false)
+	table("cell", p.ByCell, true)
+	table("slowest cases", p.Slowest, false)
+	return b.String()
+}
