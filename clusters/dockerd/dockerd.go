@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -64,6 +65,9 @@ type Daemon struct {
 	cmd    *exec.Cmd
 	done   chan error
 	before hostState
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Socket is the daemon's API socket.
@@ -209,13 +213,17 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 // Stop terminates the daemon (SIGTERM, then SIGKILL after 30 s), waits for
 // it, and puts the host back: docker0, Docker's iptables chains and rules,
 // the FORWARD policy and global forwarding as they were before Start.
+// Later calls return the first one's result.
 func (d *Daemon) Stop(ctx context.Context) error {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.done
-	}
-	return d.restore(ctx)
+	d.stopOnce.Do(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-d.done
+		}
+		d.stopErr = d.restore(ctx)
+	})
+	return d.stopErr
 }

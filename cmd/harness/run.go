@@ -35,8 +35,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	imageMap := imageBinaries{}
 	fs.Var(imageMap, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log progress at debug level")
+	var pf providerFlags
+	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := pf.check(); err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
 	var err error
 	if o.Images, err = parseImages(*images); err != nil {
@@ -51,7 +56,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	o.TopologyRef = *topo
 	// Before anything long: root, tools, ports, disk.
 	spec := clusters.SpecOf(o.Topology)
-	if err := local.Preflight(local.Options{}, &spec); err != nil {
+	if err := pf.preflight(&spec); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	level := slog.LevelInfo
@@ -60,7 +65,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
-	if o.Provider, err = embeddedProvider(imageMap); err != nil {
+	o.ProviderName = pf.name
+	if o.Provider, err = pf.provider(imageMap); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	_, err = harnessrun.Run(ctx, o)
