@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +22,16 @@ import (
 func hostNetState(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
+	// The tables first, sorted: listing with iptables-nft makes its table,
+	// and a table made again lists in another place.
+	out, _ := exec.Command("nft", "list", "tables").CombinedOutput()
+	tables := strings.Split(strings.TrimSpace(string(out)), "\n")
+	sort.Strings(tables)
+	fmt.Fprintf(&b, "nft tables:\n%s\n", strings.Join(tables, "\n"))
 	for _, table := range []string{"filter", "nat"} {
 		out, _ := exec.Command("iptables", "-w", "-t", table, "-S").CombinedOutput()
 		fmt.Fprintf(&b, "iptables %s:\n%s", table, out)
 	}
-	out, _ := exec.Command("nft", "list", "tables").CombinedOutput()
-	fmt.Fprintf(&b, "nft tables:\n%s", out)
 	links, _ := os.ReadDir("/sys/class/net")
 	for _, l := range links {
 		fmt.Fprintf(&b, "link %s\n", l.Name())
