@@ -30,6 +30,9 @@ type ClusterSpec struct {
 	Name string `json:"name"`
 	// Nodes is the number of (virtual) nodes, at least 1.
 	Nodes int `json:"nodes"`
+	// Context is the kubeconfig context of an existing cluster (the
+	// existing provider; default the cluster's name).
+	Context string `json:"context,omitempty"`
 }
 
 // ErrInvalidSpec is wrapped by Validate's errors.
@@ -100,7 +103,7 @@ func (s Spec) Diff(want Spec) []string {
 func SpecOf(t *topology.Topology) Spec {
 	s := Spec{Name: t.Name, Domain: t.Domain}
 	for _, c := range t.Clusters {
-		s.Clusters = append(s.Clusters, ClusterSpec{Name: c.Name, Nodes: c.Nodes})
+		s.Clusters = append(s.Clusters, ClusterSpec{Name: c.Name, Nodes: c.Nodes, Context: c.Context})
 	}
 	return s
 }

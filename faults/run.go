@@ -79,6 +79,9 @@ func Start(ctx context.Context, f Fault, rec *Recorder) (*Handle, error) {
 	if f.Action == nil {
 		return nil, fmt.Errorf("fault %q has no Action (use one of UDPFault, Downgrade, DNSFault, CertRotate, PartitionBetween, FromParams)", f.Name)
 	}
+	if err := seamOf(f.Action); err != nil {
+		return nil, fmt.Errorf("fault %s on %s: %w", f.name(), f.Target, err)
+	}
 	if f.Start > 0 {
 		t := time.NewTimer(f.Start)
 		select {

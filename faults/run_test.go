@@ -106,3 +106,15 @@ func TestAvailable(t *testing.T) {
 	require.NoError(t, available(Fault{Action: scale{}}))
 	require.ErrorContains(t, available(Fault{}), "no Action")
 }
+
+// A network fault on clusters without an address plan is refused before
+// anything is touched, wrapping ErrNoSeam (the scenario reports a skip).
+func TestNetworkFaultWithoutSeam(t *testing.T) {
+	_, err := Start(t.Context(), Fault{Action: UDPFault{}}, nil)
+	require.ErrorIs(t, err, ErrNoSeam)
+	_, err = Start(t.Context(), Fault{Action: partition{}}, nil)
+	require.ErrorIs(t, err, ErrNoSeam)
+	_, err = Start(t.Context(), Fault{Action: DNSFault{Intercepts: []DNSIntercept{{}}}}, nil)
+	require.ErrorIs(t, err, ErrNoSeam)
+	require.NoError(t, seamOf(scale{}), "API faults need no seam")
+}

@@ -9,6 +9,13 @@ command -v capnp >/dev/null || need+=(capnproto)
 command -v openssl >/dev/null || need+=(openssl)
 command -v nft >/dev/null || need+=(nftables)
 command -v ip >/dev/null || need+=(iproute2)
+# `hack/deps.sh docker`: Debian's Docker daemon and iptables too, for the
+# Docker-coexistence test, .ci/run and the kind provider.
+if [ "${1:-}" = docker ]; then
+	command -v dockerd >/dev/null || need+=(docker.io)
+	command -v iptables >/dev/null || need+=(iptables)
+	command -v debootstrap >/dev/null || need+=(debootstrap)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

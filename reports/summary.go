@@ -59,6 +59,8 @@ type Summary struct {
 	Failures []CaseResult `json:"failures,omitempty"`
 	// WallTime is the run's duration, bring-up included, when known.
 	WallTime time.Duration `json:"wallTime,omitempty"`
+	// Provider names where the clusters came from (embedded, existing).
+	Provider string `json:"provider,omitempty"`
 }
 
 // Summarize builds the Summary of results; layerOrder fixes the order of
@@ -145,6 +147,9 @@ func mark(o Outcome, ok bool) string {
 func (s Summary) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Conformance matrix\n\n")
+	if s.Provider != "" {
+		fmt.Fprintf(&b, "Provider: %s\n\n", s.Provider)
+	}
 	if s.WallTime > 0 {
 		fmt.Fprintf(&b, "Wall time: %s\n\n", s.WallTime.Round(time.Second))
 	}

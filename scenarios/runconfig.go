@@ -42,6 +42,9 @@ type RunConfig struct {
 	Labels string `json:"labels,omitempty"`
 	// Images replace the reference images (empty: the reference ones).
 	Images manifests.Images `json:"images,omitzero"`
+	// Provider names where the clusters came from (embedded, existing);
+	// the suite records it as a property of the run.
+	Provider string `json:"provider,omitempty"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// OwnerPID is the `harness run` that started the suite (0: none, a run

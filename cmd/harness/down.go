@@ -12,7 +12,6 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/topologies"
 )
 
 // runDown is `harness down`: stop an environment and remove everything it
@@ -26,12 +25,20 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	topo := fs.String("topology", "", "topology file whose environment to stop")
 	name := fs.String("name", "", "environment name (default: every environment with state)")
+	var pf providerFlags
+	pf.register(fs)
 	purge := fs.Bool("purge", false, "also remove every nvcf-* network namespace, nvcfbr*/nvcfv* link and harness nftables table on the machine, whoever made it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p := local.New(local.Options{})
-	names, err := envNames(*topo, *name)
+	p, err := pf.provider(nil)
+	if err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	if *purge && pf.name != providerEmbedded {
+		return fmt.Errorf("down: --purge removes the embedded provider's leftovers on this machine; it has no meaning for --provider %s", pf.name)
+	}
+	names, err := pf.names(*topo, *name)
 	if err != nil {
 		return fmt.Errorf("down: %w", err)
 	}
@@ -66,20 +73,4 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("down: %w", err)
 	}
 	return nil
-}
-
-// envNames resolves --topology/--name to environment names; with neither,
-// every environment that has state.
-func envNames(topo, name string) ([]string, error) {
-	switch {
-	case name != "":
-		return []string{name}, nil
-	case topo != "":
-		t, err := topologies.Load(topo)
-		if err != nil {
-			return nil, err
-		}
-		return []string{t.Name}, nil
-	}
-	return local.Names(local.Options{})
 }

@@ -29,7 +29,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "print the harness version", runVersion},
-		{"up", "bring up (or reuse) the clusters of a topology on the embedded provider", runUp},
+		{"up", "bring up (or reuse) the clusters of a topology (--provider embedded or existing)", runUp},
 		{"status", "show the running clusters: nodes, pods, load balancers, contexts", runStatus},
 		{"down", "stop the clusters and remove everything they own", runDown},
 		{"agent", "(internal) the process `up` starts to own an environment", runAgent},
@@ -40,6 +40,7 @@ func commands() []command {
 		{"bench", "measure bring-up, idle memory per cluster, matrix wall time and tunnel latency (report in <artifacts>/bench.md)", runBench},
 		{"list", "print the scenario catalogue without running it", runList},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
+		{"docker", "run a command beside a Docker daemon: start one if none answers, stop it and restore the host after", runDocker},
 	}
 }
 

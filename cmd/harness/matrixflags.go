@@ -17,6 +17,7 @@ type runFlags struct {
 	topology, images string
 	imageMap         imageBinaries
 	verbose          *bool
+	provider         providerFlags
 }
 
 // matrixFlags registers the shared flags on fs, filling o where it can.
@@ -34,13 +35,17 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
+	f.provider.register(fs)
 	return f
 }
 
 // prepare completes o after parsing: images, the topology, the preflight
 // checks (before anything long: root, tools, ports, disk), the logger and
-// the embedded provider.
+// the provider --provider names.
 func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) error {
+	if err := f.provider.check(); err != nil {
+		return err
+	}
 	var err error
 	if o.Images, err = parseImages(f.images); err != nil {
 		return err
@@ -51,7 +56,7 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	o.TopologyRef = f.topology
 	spec := clusters.SpecOf(o.Topology)
 	artifacts := local.Disk{Dir: o.Artifacts, Min: minArtifactSpace, Why: "the run's reports, logs and evidence", Hint: "pass --artifacts on a larger filesystem"}
-	if err := local.Preflight(local.Options{}, &spec, artifacts); err != nil {
+	if err := f.provider.preflight(&spec, artifacts); err != nil {
 		return err
 	}
 	level := slog.LevelInfo
@@ -60,6 +65,7 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
-	o.Provider, err = embeddedProvider(f.imageMap)
+	o.ProviderName = f.provider.name
+	o.Provider, err = f.provider.provider(f.imageMap)
 	return err
 }

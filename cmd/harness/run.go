@@ -11,6 +11,8 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/images"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
@@ -25,6 +27,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	var o harnessrun.Options
 	mf := matrixFlags(fs, &o)
+	registry := fs.String("registry", "", "existing: push the reference image (nvcf-ref beside this executable) to `REGISTRY`/nvcf-ref with go-containerregistry and deploy it by digest, for the components --images leaves unset")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,6 +36,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err := mf.prepare(&o, stdout, stderr); err != nil {
 		return fmt.Errorf("run: %w", err)
+	}
+	if *registry != "" {
+		if mf.provider.name != providerExisting {
+			return fmt.Errorf("run: --registry is for --provider existing; the %s provider runs the reference binary itself", mf.provider.name)
+		}
+		if err := pushReference(ctx, *registry, &o.Images, stderr); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
 	}
 	_, err := harnessrun.Run(ctx, o)
 	if errors.Is(err, harnessrun.ErrFailed) {
@@ -55,4 +66,24 @@ func embeddedProvider(extra map[string]string) (clusters.Provider, error) {
 	images := map[string]string{"nvcf-ref": filepath.Join(dir, harnessrun.ReferenceBinary)}
 	maps.Copy(images, extra)
 	return local.New(local.Options{Images: images}), nil
+}
+
+// pushReference pushes the reference image to registry and names it, by
+// digest, for every component the user left unset.
+func pushReference(ctx context.Context, registry string, im *manifests.Images, stderr io.Writer) error {
+	dir, err := harnessrun.BinDir()
+	if err != nil {
+		return err
+	}
+	ref, err := images.Push(ctx, filepath.Join(dir, harnessrun.ReferenceBinary), registry, version)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "harness: pushed the reference image as %s\n", ref)
+	for _, f := range []*string{&im.Stargate, &im.Router, &im.Ingress, &im.Pylon, &im.Echo} {
+		if *f == "" {
+			*f = ref
+		}
+	}
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local"
 )
 
 // runStatus is `harness status`: clusters, nodes, pods, load balancers and
@@ -23,11 +22,16 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	topo := fs.String("topology", "", "topology file whose environment to show")
 	name := fs.String("name", "", "environment name (default: every environment with state)")
+	var pf providerFlags
+	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p := local.New(local.Options{})
-	names, err := envNames(*topo, *name)
+	p, err := pf.provider(nil)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	names, err := pf.names(*topo, *name)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

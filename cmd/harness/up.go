@@ -15,7 +15,7 @@ import (
 )
 
 // runUp is `harness up`: bring up (or reuse) the clusters of a topology on
-// the embedded provider and print their kubeconfig contexts.
+// the chosen provider and print their kubeconfig contexts.
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -24,11 +24,16 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	images := imageBinaries{}
 	fs.Var(images, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log at debug level")
+	var pf providerFlags
+	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("up: unexpected arguments %v", fs.Args())
+	}
+	if err := pf.check(); err != nil {
+		return fmt.Errorf("up: %w", err)
 	}
 	t, err := topologies.Load(*topo)
 	if err != nil {
@@ -36,11 +41,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	spec := clusters.SpecOf(t)
 	// Before building anything: root, tools, ports, disk.
-	if err := local.Preflight(local.Options{}, &spec); err != nil {
+	if err := pf.preflight(&spec); err != nil {
 		return fmt.Errorf("up: %w", err)
 	}
 	log := cliLogger(stderr, *verbose)
-	p, err := embeddedProvider(images)
+	p, err := pf.provider(images)
 	if err != nil {
 		return fmt.Errorf("up: %w", err)
 	}

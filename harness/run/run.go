@@ -32,6 +32,9 @@ type Options struct {
 	Artifacts string
 	// Provider brings the clusters up and down.
 	Provider clusters.Provider
+	// ProviderName names it (embedded, existing) in the summary, the run
+	// configuration and the JUnit report.
+	ProviderName string
 	// StateDir is the topology's state folder (the PKI is minted into
 	// StateDir/pki); empty means $XDG_STATE_HOME/nvcf-harness/<name>.
 	StateDir string
@@ -130,6 +133,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
 		OwnerPID: os.Getpid(),
+		Provider: o.ProviderName,
 	}
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
@@ -164,6 +168,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		layers[i] = string(l)
 	}
 	res.Summary = reports.Summarize(results, layers)
+	res.Summary.Provider = o.ProviderName
 	res.Summary.WallTime = time.Since(start)
 	if err := res.Summary.Write(o.Artifacts); err != nil {
 		return res, err

@@ -40,6 +40,10 @@ type Cluster struct {
 	// Nodes is the number of virtual nodes (default 1).
 	Nodes    int       `json:"nodes,omitempty"`
 	Stargate *Stargate `json:"stargate,omitempty"`
+	// Context is the kubeconfig context that reaches the cluster on the
+	// existing provider (default: the cluster's name); other providers
+	// ignore it.
+	Context string `json:"context,omitempty"`
 }
 
 // Stargate configures a stargate-role cluster.

@@ -15,7 +15,8 @@ import (
 
 // Cleanup removes everything of ours that a killed run may have left: the
 // processes in and the namespaces nvcf-*, the links nvcfbr*/nvcfv*, the
-// nftables tables inet nvcf_harness and inet nvcf_faults, /etc/netns/nvcf-*,
+// nftables tables inet nvcf_harness and inet nvcf_faults, our rules in
+// iptables' DOCKER-USER chain, /etc/netns/nvcf-*,
 // and every /32 of 198.19.0.0/16 on lo (load-balancer and ClusterIP
 // addresses). It is idempotent. IPAM files stay (they live in the state dir;
 // SetupCluster frees the addresses of namespaces that are gone).
@@ -54,6 +55,7 @@ func Cleanup(ctx context.Context, log *slog.Logger) error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, removeForward(ctx))
 	addrs, err := loopbackAddrs(ctx)
 	errs = append(errs, err)
 	for _, a := range addrs {

@@ -80,6 +80,9 @@ func SetupCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err := installTable(ctx); err != nil {
 		return nil, err
 	}
+	if err := allowForward(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -152,10 +155,11 @@ func (c *Cluster) Close(ctx context.Context) error {
 		if err != nil && !strings.Contains(err.Error(), "No such file") {
 			errs = append(errs, err)
 		}
+		errs = append(errs, removeForward(ctx))
 		// Another environment may have made its bridge meanwhile: its
 		// policy must stay.
 		if anyBridgeLeft() {
-			errs = append(errs, installTable(ctx))
+			errs = append(errs, installTable(ctx), allowForward(ctx))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/existing"
+	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/topologies"
+)
+
+// The providers --provider names.
+const (
+	providerEmbedded = "embedded"
+	providerExisting = "existing"
+)
+
+// providerFlags are the flags that pick and configure the provider, the
+// same on up, run, status and down.
+type providerFlags struct {
+	name       string
+	kubeconfig string
+	contexts   contextMap
+	dns        string
+}
+
+func (f *providerFlags) register(fs *flag.FlagSet) {
+	f.contexts = contextMap{}
+	fs.StringVar(&f.name, "provider", providerEmbedded, "where the clusters come from: embedded (built here, the default) or existing (kubeconfig contexts)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "existing: the kubeconfig holding the clusters' contexts (default $KUBECONFIG, else ~/.kube/config)")
+	fs.Var(f.contexts, "context", "existing: `CLUSTER=CONTEXT`, the context of a topology cluster (default: the topology's context, else the cluster's name); comma-separated or repeated")
+	fs.StringVar(&f.dns, "dns", "", "existing: `ADDR:PORT` of a DNS server answering the load balancers' external names for the probes (default: the host's resolver)")
+}
+
+// check rejects an unknown provider and flags that the chosen one ignores.
+func (f *providerFlags) check() error {
+	switch f.name {
+	case providerEmbedded:
+		if f.kubeconfig != "" || len(f.contexts) > 0 || f.dns != "" {
+			return fmt.Errorf("--kubeconfig, --context and --dns are for --provider existing; the embedded provider makes its own")
+		}
+	case providerExisting:
+	default:
+		return fmt.Errorf("--provider %q: want embedded or existing", f.name)
+	}
+	return nil
+}
+
+// preflight runs the chosen provider's checks before anything long starts;
+// disks are further folders that need free space (the artifacts, say).
+func (f *providerFlags) preflight(spec *clusters.Spec, disks ...local.Disk) error {
+	if f.name == providerEmbedded {
+		return local.Preflight(local.Options{}, spec, disks...)
+	}
+	return nil
+}
+
+// provider builds the chosen provider; images are the embedded provider's
+// image → binary mappings.
+func (f *providerFlags) provider(images map[string]string) (clusters.Provider, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if f.name == providerExisting {
+		o := existing.Options{Kubeconfig: f.kubeconfig, Contexts: f.contexts}
+		if f.dns != "" {
+			a, err := netip.ParseAddrPort(f.dns)
+			if err != nil {
+				return nil, fmt.Errorf("--dns %q: want ADDR:PORT, e.g. 127.0.0.88:53: %w", f.dns, err)
+			}
+			o.DNS = a
+		}
+		return existing.New(o), nil
+	}
+	return embeddedProvider(images)
+}
+
+// names resolves --topology/--name to environment names; with neither,
+// every environment the chosen provider has state for.
+func (f *providerFlags) names(topo, name string) ([]string, error) {
+	switch {
+	case name != "":
+		return []string{name}, nil
+	case topo != "":
+		t, err := topologies.Load(topo)
+		if err != nil {
+			return nil, err
+		}
+		return []string{t.Name}, nil
+	}
+	if f.name == providerExisting {
+		return existing.Names(existing.Options{})
+	}
+	return local.Names(local.Options{})
+}
+
+// contextMap collects --context CLUSTER=CONTEXT[,…].
+type contextMap map[string]string
+
+func (m contextMap) String() string { return fmt.Sprint(map[string]string(m)) }
+
+func (m contextMap) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		c, k, ok := strings.Cut(kv, "=")
+		if !ok || c == "" || k == "" {
+			return fmt.Errorf("%q is not CLUSTER=CONTEXT", kv)
+		}
+		m[c] = k
+	}
+	return nil
+}
