@@ -31,6 +31,7 @@ type PylonVariant struct {
 // WithPylon deploys the variant in the workers cluster, runs fn with the
 // Deployment's name, and deletes the variant again, whatever fn returned.
 func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, name string) error) (err error) {
+	e.Progress.Note("rolling out Pylon variant %s and waiting for its pod", v.Name)
 	dv, err := e.deployer.ApplyPylonVariant(ctx, v.Name, v.Overrides)
 	if err != nil {
 		return fmt.Errorf("deploy pylon variant %q: %w", v.Name, err)
