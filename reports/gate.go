@@ -237,16 +237,28 @@ func (g *Gate) flakyPolicy() string {
 	return g.Flaky
 }
 
+// maxMissingShown bounds the missing cases Text lists one by one.
+const maxMissingShown = 10
+
 // Text writes the verdict for a terminal.
 func (v *Verdict) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gate %s\n", v.Line())
+	missing := 0
 	for _, f := range v.Findings {
 		mark := "note "
 		if f.Blocking {
 			mark = "BLOCK"
 		}
+		if f.Kind == "missing" {
+			if missing++; missing > maxMissingShown {
+				continue
+			}
+		}
 		fmt.Fprintf(&b, "  %s %-18s %s: %s\n", mark, f.Kind, f.Case, f.Detail)
+	}
+	if missing > maxMissingShown {
+		fmt.Fprintf(&b, "  BLOCK %-18s … and %d more required cases missing from the run (all in report.json and report.html)\n", "missing", missing-maxMissingShown)
 	}
 	return b.String()
 }
