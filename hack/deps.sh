@@ -9,8 +9,10 @@ command -v capnp >/dev/null || need+=(capnproto)
 command -v openssl >/dev/null || need+=(openssl)
 command -v nft >/dev/null || need+=(nftables)
 command -v ip >/dev/null || need+=(iproute2)
+# chromium: the headless browser that checks the HTML report (reports' tests).
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
-echo "installing: ${need[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+beat="$(dirname "$0")/heartbeat.sh"
+"$beat" "updating the package lists" $SUDO apt-get update -qq
+"$beat" "installing ${need[*]}" env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
