@@ -57,6 +57,8 @@ type gridCell struct {
 	Anchor  string
 	Outcome string
 	Extra   string // the control-config test's outcome when it did not pass
+	// Quarantined: the gate quarantines the case.
+	Quarantined bool
 }
 
 type caseView struct {
@@ -117,6 +119,7 @@ func (r Run) view(dir string) pageView {
 				gc.Name = row.ID + "[" + cell + "]"
 				gc.Anchor = anchor(gc.Name)
 				gc.Outcome = outcomeClass(byName[gc.Name])
+				_, gc.Quarantined = r.Gate.quarantineOf(gc.Name)
 				if cc, bad := row.Cells[cell+"+control-config"]; bad {
 					gc.Extra = string(cc)
 				}

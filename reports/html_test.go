@@ -90,6 +90,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 	require.Contains(t, text(byID(t, doc, "detection")), "caught fail: invalid-authority")
 	flaky := byID(t, doc, anchor("quic/tunnel-up"+inCell))
 	require.Contains(t, text(flaky), "attempt 1: fail")
+	marks := findAll(byID(t, doc, "grid"), func(n *html.Node) bool { return attrOf(n, "class") == "quarantined-mark" })
+	require.Len(t, marks, 1, "the grid marks the quarantined case")
 	quarantined := byID(t, doc, anchor("resilience/quic-loss-delay"+inCell))
 	require.Contains(t, text(quarantined), "owner=resilience-team")
 	bars := findAll(quarantined, func(n *html.Node) bool { return strings.Contains(attrOf(n, "class"), "bar") })
