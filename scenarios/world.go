@@ -146,7 +146,7 @@ func (w *World) Plan() []Case {
 
 // wanted reports whether the test called name is to run.
 func (w *World) wanted(name string) bool {
-	return len(w.Config.Only) == 0 || slices.Contains(w.Config.Only, name)
+	return w.Config == nil || len(w.Config.Only) == 0 || slices.Contains(w.Config.Only, name)
 }
 
 // Tests counts the tests of cases that run (see Features).
