@@ -107,6 +107,9 @@ func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) co
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("could not deploy cell %s: %v", r.c.Cell.Name(), err), nil)
 	}
 	r.env = r.w.Env(res, r.result.Evidence)
+	if err := r.w.checkBaseline(ctx, r.env); err != nil {
+		r.fail(ctx, t, reports.Error, blocked(err), nil)
+	}
 	return ctx
 }
 
@@ -141,6 +144,7 @@ func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) c
 	observed := r.try(ctx, s, Faulty)
 	judged := s.Expect.Judge(observed)
 	r.step(s.Expect.String(), start, judged)
+	r.stepsRan(ctx, t, observed)
 	if err := judged; err != nil {
 		r.fail(ctx, t, reports.Fail, err.Error(), observed)
 	}
@@ -155,6 +159,7 @@ func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envc
 	start := time.Now()
 	observed := r.try(ctx, s, AsControl)
 	r.step("with "+s.Control+"'s configuration the refusal disappears", start, observed)
+	r.stepsRan(ctx, t, observed)
 	if s.Expect.Judge(observed) == nil {
 		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the scenario still observed %s (%v): its refusal is not caused by the faulty ingredient",
 			s.Control, s.Expect, observed), observed)
@@ -164,6 +169,16 @@ func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envc
 	}
 	r.pass(nil)
 	return ctx
+}
+
+// stepsRan makes the case an Error when one of the harness's own steps
+// failed (stepError), whatever else was observed: it is judged first, so
+// a refusal beside it cannot pass the case.
+func (r *caseRun) stepsRan(ctx context.Context, t *testing.T, observed error) {
+	t.Helper()
+	if se := stepFailure(observed); se != nil {
+		r.fail(ctx, t, reports.Error, fmt.Sprintf("a step of the case failed, so it has no verdict: %v (everything observed: %v)", se, observed), observed)
+	}
 }
 
 // pass records a passing case.
