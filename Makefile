@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries ready test fuzz e2e bench crashtest generate lint deps clean
+.PHONY: all build binaries ready test fuzz e2e bench gate crashtest generate lint deps clean
 
 all: build
 
@@ -24,14 +24,15 @@ BIN ?= bin
 ## build: everything a run needs into $(BIN)/: the CLI, the reference components,
 ## the compiled scenario suite, and test2json + gotestsum for its JUnit.
 ## bin/harness run needs nothing else (no Go, no source tree).
+## Each step says what it compiles, and keeps saying so every 20 s (hack/heartbeat.sh).
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
-	$(GO) test -c -o $(BIN)/scenarios.test ./scenarios
-	$(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
+	@./hack/heartbeat.sh "compiling the harness and the reference components" $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	@./hack/heartbeat.sh "compiling the scenario suite" $(GO) test -c -o $(BIN)/scenarios.test ./scenarios
+	@./hack/heartbeat.sh "compiling test2json and gotestsum" $(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
 ## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane.
 binaries:
-	$(GO) run ./cmd/harness binaries
+	@./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries
 
 # As root the tests include the embedded provider's own end-to-end test, which
 # needs the control-plane binaries; build them first so its timeout covers
@@ -74,6 +75,12 @@ BENCHFLAGS ?=
 bench: ready
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness bench --topology $(TOPOLOGY) --artifacts $(ARTIFACTS) $(BENCHFLAGS)
+
+GATE ?= gates/release.yaml
+
+## gate: apply the release gate ($(GATE)) to the run in $(ARTIFACTS): exit 0 when it may ship, 1 when it blocks.
+gate:
+	./bin/harness gate --file $(GATE) --artifacts $(ARTIFACTS)
 
 ## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the summary goes to $(ARTIFACTS)/crashtest.txt.
 crashtest: deps binaries

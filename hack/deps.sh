@@ -16,8 +16,10 @@ if [ "${1:-}" = docker ]; then
 	command -v iptables >/dev/null || need+=(iptables)
 	command -v debootstrap >/dev/null || need+=(debootstrap)
 fi
+# chromium: the headless browser that checks the HTML report (reports' tests).
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
-echo "installing: ${need[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+beat="$(dirname "$0")/heartbeat.sh"
+"$beat" "updating the package lists" $SUDO apt-get update -qq
+"$beat" "installing ${need[*]}" env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null

@@ -26,7 +26,14 @@ const (
 	Error Outcome = "error"
 	// Skip: the case did not run.
 	Skip Outcome = "skip"
+	// Flaky: the case failed, then passed when it was run again
+	// (`harness run --reruns N`). It is never counted as a pass; the gate
+	// policy decides whether it blocks a release.
+	Flaky Outcome = "flaky"
 )
+
+// Bad reports whether o is a failure or an error.
+func (o Outcome) Bad() bool { return o == Fail || o == Error }
 
 // CaseResult is one case of a run.
 type CaseResult struct {
@@ -55,7 +62,43 @@ type CaseResult struct {
 	Faults   []string      `json:"faults,omitempty"`
 	Start    time.Time     `json:"start"`
 	Duration time.Duration `json:"duration"`
+	// Steps are what the case did, in order: deploying its cell, its
+	// positive control, the assessment.
+	Steps []Step `json:"steps,omitempty"`
+	// Covers names the epic requirements the scenario covers (see Requirement).
+	Covers []string `json:"covers,omitempty"`
+	// Attempt is the run of the case this result comes from: 1, or more
+	// after `--reruns`; Earlier holds the attempts before it.
+	Attempt int       `json:"attempt,omitempty"`
+	Earlier []Attempt `json:"earlier,omitempty"`
+	// Repro is the command that reruns this case alone (set for cases
+	// that did not pass).
+	Repro string `json:"repro,omitempty"`
 }
+
+// Step is one step of a case.
+type Step struct {
+	Name     string        `json:"name"`
+	Outcome  Outcome       `json:"outcome"`
+	Duration time.Duration `json:"duration"`
+	Message  string        `json:"message,omitempty"`
+}
+
+// Attempt is an earlier run of a case that was run again.
+type Attempt struct {
+	Attempt  int           `json:"attempt"`
+	Outcome  Outcome       `json:"outcome"`
+	Observed string        `json:"observed,omitempty"`
+	Message  string        `json:"message,omitempty"`
+	Evidence string        `json:"evidence"`
+	Duration time.Duration `json:"duration"`
+}
+
+// NotRunYet reports whether r is a planned case that never reported.
+func (r CaseResult) NotRunYet() bool { return r.Outcome == Error && r.Observed == NotRun }
+
+// Tries is the attempt r comes from (1 when it ran once).
+func (r CaseResult) Tries() int { return max(r.Attempt, 1) }
 
 // ResultFile is a case's result inside its evidence folder.
 const ResultFile = "result.json"

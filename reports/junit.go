@@ -1,168 +1,238 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// DescriptionProperty is the name of the JUnit property that carries a
-// case's description (its scenario's one-line summary).
-const DescriptionProperty = "description"
+// JUnit property names. A testcase carries them for its case; the
+// testsuite carries the run's.
+const (
+	PropLayer       = "layer"
+	PropScenario    = "scenario"
+	PropCell        = "cell"
+	PropKind        = "kind"
+	PropDescription = "description"
+	PropExpectation = "expectation"
+	PropControl     = "control"
+	PropObserved    = "observed-reason"
+	PropFaults      = "faults-active"
+	PropEvidence    = "evidence"
+	PropDuration    = "duration"
+	PropAttempt     = "attempt"
+	PropFlaky       = "flaky"
+	PropCovers      = "requirements"
+	PropRepro       = "repro"
+	PropQuarantine  = "quarantined"
+)
 
-// AnnotateJUnit adds to every testcase of the JUnit report at path (as
-// gotestsum writes it) that belongs to one of results, the case's
-// description as a property: `<properties><property name="description"
-// value="…"/></properties>`. A testcase belongs to a case when its name is
-// the case's name under the top-level test ("TestScenarios/<case>") or one
-// of its steps ("TestScenarios/<case>/<step>"). Everything else in the
-// report is kept. A missing report (the suite never ran) is left missing.
-func AnnotateJUnit(path string, results []CaseResult) error {
-	in, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read JUnit report: %w", err)
-	}
-	descriptions := map[string]string{}
-	for _, r := range results {
-		if r.Description != "" {
-			descriptions[r.Name] = r.Description
-		}
-	}
-	out, err := annotate(in, descriptions)
-	if err != nil {
-		return fmt.Errorf("annotate JUnit report %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*.xml")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
-// annotate adds a description property to each testcase of the XML
-// document in that descriptionOf finds one for: into the testcase's own
-// properties when they are its first child, else in a new properties
-// element as its first child. Every other byte of in is kept.
-func annotate(in []byte, descriptions map[string]string) ([]byte, error) {
-	dec := xml.NewDecoder(bytes.NewReader(in))
-	var (
-		edits   []edit
-		pending string // the description of the open testcase, not yet placed
-		at      int64  // where it goes when the testcase has no properties
-	)
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		end := dec.InputOffset()
-		if pending != "" {
-			if cd, ok := tok.(xml.CharData); ok && len(bytes.TrimSpace(cd)) == 0 {
-				continue
-			}
-			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "properties" {
-				edits = append(edits, intoElement(in, end, "properties", property(pending)))
-			} else {
-				edits = append(edits, edit{at: at, text: "<properties>" + property(pending) + "</properties>"})
-			}
-			pending = ""
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok || se.Name.Local != "testcase" {
-			continue
-		}
-		d := descriptionOf(descriptions, attr(se, "name"))
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitCase struct {
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitProblem   `xml:"failure,omitempty"`
+	Error      *junitProblem   `xml:"error,omitempty"`
+	Skipped    *junitProblem   `xml:"skipped,omitempty"`
+	// FlakyFailures are the failed attempts of a case that passed on a
+	// rerun (the convention of Maven's surefire reports).
+	FlakyFailures []junitProblem `xml:"flakyFailure,omitempty"`
+	SystemOut     string         `xml:"system-out,omitempty"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+// SuiteName names the run's testsuite in JUnit.
+const SuiteName = "nvcf-conformance"
+
+// JUnit renders the run as JUnit XML: one testsuite, one testcase per
+// planned case (named like the test, classname its layer), with the case's
+// properties. A case that failed its expectation is a <failure>; one that
+// could not be judged (its control failed, its cell did not deploy, it never
+// ran) is an <error>; a flaky case passes and keeps its failed attempts as
+// <flakyFailure>. The suite's properties describe the run (commit, topology
+// hash, provider, images and digests, component versions, time scale) and
+// its totals (planned, passed, failed, errored, flaky, not run).
+func (r Run) JUnit() ([]byte, error) {
+	s := r.Summary()
+	var total time.Duration
+	suite := junitSuite{Name: SuiteName, Properties: r.runProperties(s)}
+	if !r.Meta.Start.IsZero() {
+		suite.Timestamp = r.Meta.Start.UTC().Format(time.RFC3339)
+	}
+	for _, c := range r.Cases {
+		total += c.Duration
+		jc := r.junitCase(c)
 		switch {
-		case d == "":
-		case selfClosing(in, end):
-			edits = append(edits, intoElement(in, end, "testcase", "<properties>"+property(d)+"</properties>"))
-		default:
-			pending, at = d, end
+		case jc.Failure != nil:
+			suite.Failures++
+		case jc.Error != nil:
+			suite.Errors++
+		case jc.Skipped != nil:
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
+	suite.Tests = len(suite.Cases)
+	wall := r.Meta.WallTime
+	if wall == 0 {
+		wall = total
+	}
+	suite.Time = seconds(total)
+	doc := junitSuites{Name: SuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Skipped: suite.Skipped, Time: seconds(wall), Suites: []junitSuite{suite}}
+	out, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render JUnit: %w", err)
+	}
+	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+func (r Run) runProperties(s Summary) []junitProperty {
+	m := r.Meta
+	var ps []junitProperty
+	add := func(name, value string) {
+		if value != "" {
+			ps = append(ps, junitProperty{name, value})
 		}
 	}
-	var out bytes.Buffer
-	last := int64(0)
-	for _, e := range edits {
-		out.Write(in[last:e.at])
-		out.WriteString(e.text)
-		last = e.at + e.cut
+	add("commit", m.Commit)
+	add("version", m.Version)
+	add("topology", m.Topology)
+	add("topology-hash", m.TopologyHash)
+	add("provider", m.Provider)
+	for _, im := range m.Images {
+		add("image."+im.Component, im.Ref)
+		add("image."+im.Component+".digest", im.Digest)
 	}
-	out.Write(in[last:])
-	return out.Bytes(), nil
-}
-
-// edit replaces cut bytes at offset at with text.
-type edit struct {
-	at, cut int64
-	text    string
-}
-
-// selfClosing reports whether the start tag ending at end closes itself.
-func selfClosing(in []byte, end int64) bool {
-	return end >= 2 && string(in[end-2:end]) == "/>"
-}
-
-// intoElement places text as the first child of the element called name
-// whose start tag ends at end.
-func intoElement(in []byte, end int64, name, text string) edit {
-	if selfClosing(in, end) {
-		return edit{at: end - 2, cut: 2, text: ">" + text + "</" + name + ">"}
+	for _, k := range sortedKeys(m.Components) {
+		add("version."+k, m.Components[k])
 	}
-	return edit{at: end, text: text}
-}
-
-// property renders the description property.
-func property(description string) string {
-	var v bytes.Buffer
-	_ = xml.EscapeText(&v, []byte(description))
-	return `<property name="` + DescriptionProperty + `" value="` + v.String() + `"></property>`
-}
-
-// descriptionOf finds the description of the case a test belongs to: the
-// test's name without its top-level test, or the longest prefix of it
-// that ends before a '/' (a step of the case).
-func descriptionOf(descriptions map[string]string, test string) string {
-	_, rest, ok := strings.Cut(test, "/")
-	if !ok {
-		return ""
+	if m.TimeScale > 0 {
+		add("time-scale", strconv.FormatFloat(m.TimeScale, 'g', -1, 64))
 	}
-	for name := rest; ; {
-		if d, ok := descriptions[name]; ok {
-			return d
-		}
-		i := strings.LastIndexByte(name, '/')
-		if i < 0 {
-			return ""
-		}
-		name = name[:i]
+	add("reruns", strconv.Itoa(m.Reruns))
+	for _, k := range sortedKeys(m.Filters) {
+		add("filter."+k, m.Filters[k])
 	}
+	t := s.Total
+	for _, p := range []struct {
+		name string
+		n    int
+	}{{"planned", t.Total()}, {"passed", t.Pass}, {"failed", t.Fail}, {"errored", t.Error}, {"flaky", t.Flaky}, {"skipped", t.Skip}, {"not-run", t.NotRun}} {
+		add(p.name, strconv.Itoa(p.n))
+	}
+	add("interrupted", s.Interruption())
+	if r.Gate != nil {
+		add("gate", r.Gate.Line())
+	}
+	return ps
 }
 
-func attr(se xml.StartElement, name string) string {
-	for _, a := range se.Attr {
-		if a.Name.Local == name {
-			return a.Value
+func (r Run) junitCase(c CaseResult) junitCase {
+	jc := junitCase{Name: c.Name, Classname: c.Layer, Time: seconds(c.Duration)}
+	add := func(name, value string) {
+		if value != "" {
+			jc.Properties = append(jc.Properties, junitProperty{name, value})
 		}
 	}
-	return ""
+	add(PropLayer, c.Layer)
+	add(PropScenario, c.ID)
+	add(PropCell, c.Cell)
+	add(PropKind, c.Kind)
+	add(PropDescription, c.Description)
+	add(PropExpectation, c.Expect)
+	add(PropControl, c.Control)
+	add(PropObserved, c.Observed)
+	add(PropFaults, strings.Join(c.Faults, "; "))
+	add(PropEvidence, c.Evidence)
+	add(PropDuration, c.Duration.Round(time.Millisecond).String())
+	add(PropAttempt, strconv.Itoa(c.Tries()))
+	if c.Outcome == Flaky {
+		add(PropFlaky, "true")
+	}
+	add(PropCovers, strings.Join(c.Covers, ","))
+	add(PropRepro, c.Repro)
+	if q, ok := r.Gate.quarantineOf(c.Name); ok {
+		add(PropQuarantine, q.String())
+	}
+	problem := &junitProblem{Message: firstLine(c.Message), Type: c.Observed, Text: c.Message}
+	switch c.Outcome {
+	case Fail:
+		jc.Failure = problem
+	case Error:
+		if c.NotRunYet() {
+			problem.Type = NotRun
+		}
+		jc.Error = problem
+	case Skip:
+		jc.Skipped = &junitProblem{Message: firstLine(c.Message)}
+	case Flaky:
+		for _, a := range c.Earlier {
+			jc.FlakyFailures = append(jc.FlakyFailures, junitProblem{
+				Message: fmt.Sprintf("attempt %d: %s", a.Attempt, firstLine(a.Message)), Type: a.Observed, Text: a.Message})
+		}
+	}
+	if c.Outcome != Pass {
+		jc.SystemOut = "evidence: " + c.Evidence + "\n"
+		if c.Repro != "" {
+			jc.SystemOut += "repro: " + c.Repro + "\n"
+		}
+	}
+	return jc
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -92,6 +92,16 @@ func TestWithNotRunTotalsThePlan(t *testing.T) {
 	require.Equal(t, NotRun, all[1].Observed)
 	s := Summarize(all, []string{"tls", "quic"})
 	require.Equal(t, 2, s.Total.Total())
-	require.Equal(t, 1, s.Total.Error)
+	require.Equal(t, 1, s.Total.NotRun, "a case that never ran is counted as not run")
+	require.Zero(t, s.Total.Error, "…and not among the errors")
 	require.False(t, s.OK())
+	require.Equal(t, "interrupted after 1 of 2 planned cases; 1 never ran", s.Interruption())
+	var txt bytes.Buffer
+	require.NoError(t, s.Text(&txt))
+	require.Contains(t, txt.String(), "2 planned:   1 pass   0 fail   0 error   0 flaky   0 skip   1 not run")
+	require.Contains(t, txt.String(), "run interrupted after 1 of 2 planned cases; 1 never ran")
+	data, err := Run{Cases: all}.JUnit()
+	require.NoError(t, err)
+	require.Contains(t, string(data), `<property name="not-run" value="1">`)
+	require.Contains(t, string(data), `<error message="not run: the run ended before this case`)
 }

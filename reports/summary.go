@@ -11,28 +11,45 @@ import (
 	"time"
 )
 
-// Counts tallies outcomes.
+// Counts tallies outcomes. Every counted case is in exactly one of them:
+// NotRun cases (planned, never reported) are not among the Errors.
 type Counts struct {
-	Pass  int `json:"pass"`
-	Fail  int `json:"fail"`
-	Error int `json:"error"`
-	Skip  int `json:"skip"`
+	Pass   int `json:"pass"`
+	Fail   int `json:"fail"`
+	Error  int `json:"error"`
+	Skip   int `json:"skip"`
+	Flaky  int `json:"flaky,omitempty"`
+	NotRun int `json:"notRun,omitempty"`
 }
 
 // Total is the number of cases counted.
-func (c Counts) Total() int { return c.Pass + c.Fail + c.Error + c.Skip }
+func (c Counts) Total() int { return c.Pass + c.Fail + c.Error + c.Skip + c.Flaky + c.NotRun }
 
-func (c *Counts) add(o Outcome) {
-	switch o {
-	case Pass:
+// Ran is the number of cases that reported.
+func (c Counts) Ran() int { return c.Total() - c.NotRun }
+
+func (c *Counts) add(r CaseResult) {
+	switch {
+	case r.NotRunYet():
+		c.NotRun++
+	case r.Outcome == Pass:
 		c.Pass++
-	case Fail:
+	case r.Outcome == Fail:
 		c.Fail++
-	case Error:
+	case r.Outcome == Error:
 		c.Error++
+	case r.Outcome == Flaky:
+		c.Flaky++
 	default:
 		c.Skip++
 	}
+}
+
+// Line is the counts in one sentence: "12 planned: 9 passed, 1 failed,
+// 0 errors, 1 flaky, 0 skipped, 1 not run".
+func (c Counts) Line() string {
+	return fmt.Sprintf("%d planned: %d passed, %d failed, %d errors, %d flaky, %d skipped, %d not run",
+		c.Total(), c.Pass, c.Fail, c.Error, c.Flaky, c.Skip, c.NotRun)
 }
 
 // Row is one scenario across the cells it ran in.
@@ -76,9 +93,9 @@ func Summarize(results []CaseResult, layerOrder []string) Summary {
 			s.Cells = append(s.Cells, r.Cell)
 		}
 		c := s.PerLayer[r.Layer]
-		c.add(r.Outcome)
+		c.add(r)
 		s.PerLayer[r.Layer] = c
-		s.Total.add(r.Outcome)
+		s.Total.add(r)
 		if r.Outcome != Pass && r.Outcome != Skip {
 			s.Failures = append(s.Failures, r)
 		}
@@ -123,8 +140,18 @@ func Summarize(results []CaseResult, layerOrder []string) Summary {
 	return s
 }
 
-// OK reports whether every counted case passed (or was skipped).
-func (s Summary) OK() bool { return s.Total.Fail == 0 && s.Total.Error == 0 }
+// OK reports whether every counted case passed (or was skipped, or passed
+// on a rerun: whether a flaky case blocks is the gate's decision).
+func (s Summary) OK() bool { return s.Total.Fail == 0 && s.Total.Error == 0 && s.Total.NotRun == 0 }
+
+// Interruption says, for a run that ended before every planned case
+// reported, "interrupted after N of M planned cases; K never ran"; else "".
+func (s Summary) Interruption() string {
+	if s.Total.NotRun == 0 {
+		return ""
+	}
+	return fmt.Sprintf("interrupted after %d of %d planned cases; %d never ran", s.Total.Ran(), s.Total.Total(), s.Total.NotRun)
+}
 
 // mark renders an outcome in the matrix.
 func mark(o Outcome, ok bool) string {
@@ -138,6 +165,8 @@ func mark(o Outcome, ok bool) string {
 		return "FAIL"
 	case Error:
 		return "ERROR"
+	case Flaky:
+		return "FLAKY"
 	default:
 		return "skip"
 	}
@@ -153,11 +182,14 @@ func (s Summary) Markdown(w io.Writer) error {
 	if s.WallTime > 0 {
 		fmt.Fprintf(&b, "Wall time: %s\n\n", s.WallTime.Round(time.Second))
 	}
-	fmt.Fprintf(&b, "Total: %d cases, %d passed, %d failed, %d errors, %d skipped.\n\n", s.Total.Total(), s.Total.Pass, s.Total.Fail, s.Total.Error, s.Total.Skip)
-	fmt.Fprintf(&b, "| layer | cases | pass | fail | error | skip |\n|---|---|---|---|---|---|\n")
+	if i := s.Interruption(); i != "" {
+		fmt.Fprintf(&b, "**Run %s.**\n\n", i)
+	}
+	fmt.Fprintf(&b, "Total: %s.\n\n", s.Total.Line())
+	fmt.Fprintf(&b, "| layer | planned | pass | fail | error | flaky | skip | not run |\n|---|---|---|---|---|---|---|---|\n")
 	for _, l := range s.Layers {
 		c := s.PerLayer[l]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", l, c.Total(), c.Pass, c.Fail, c.Error, c.Skip)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d |\n", l, c.Total(), c.Pass, c.Fail, c.Error, c.Flaky, c.Skip, c.NotRun)
 	}
 	fmt.Fprintf(&b, "\n| scenario | expect |")
 	for _, c := range s.Cells {
@@ -179,7 +211,10 @@ func (s Summary) Markdown(w io.Writer) error {
 	if len(s.Failures) > 0 {
 		fmt.Fprintf(&b, "\n## Failures\n\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "- **%s** (%s): %s  \n  evidence: `%s`\n", f.Name, f.Outcome, oneLine(f.Message), f.Evidence)
+			fmt.Fprintf(&b, "- **%s** (%s): %s  \n  evidence: `%s`\n", f.Name, label(f), oneLine(f.Message), f.Evidence)
+			if f.Repro != "" {
+				fmt.Fprintf(&b, "  repro: `%s`\n", f.Repro)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -189,13 +224,25 @@ func (s Summary) Markdown(w io.Writer) error {
 // Text writes a short summary for a terminal: counts per layer and the failures.
 func (s Summary) Text(w io.Writer) error {
 	var b strings.Builder
-	for _, l := range s.Layers {
-		c := s.PerLayer[l]
-		fmt.Fprintf(&b, "%-13s %3d cases: %3d pass %3d fail %3d error %3d skip\n", l, c.Total(), c.Pass, c.Fail, c.Error, c.Skip)
+	row := func(name string, c Counts) {
+		fmt.Fprintf(&b, "%-13s %3d planned: %3d pass %3d fail %3d error %3d flaky %3d skip %3d not run\n",
+			name, c.Total(), c.Pass, c.Fail, c.Error, c.Flaky, c.Skip, c.NotRun)
 	}
-	fmt.Fprintf(&b, "%-13s %3d cases: %3d pass %3d fail %3d error %3d skip\n", "total", s.Total.Total(), s.Total.Pass, s.Total.Fail, s.Total.Error, s.Total.Skip)
+	for _, l := range s.Layers {
+		row(l, s.PerLayer[l])
+	}
+	row("total", s.Total)
 	for _, f := range s.Failures {
-		fmt.Fprintf(&b, "%s %s: %s\n  evidence: %s\n", strings.ToUpper(string(f.Outcome)), f.Name, oneLine(f.Message), f.Evidence)
+		if f.NotRunYet() {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n  evidence: %s\n", strings.ToUpper(label(f)), f.Name, oneLine(f.Message), f.Evidence)
+		if f.Repro != "" {
+			fmt.Fprintf(&b, "  repro: %s\n", f.Repro)
+		}
+	}
+	if i := s.Interruption(); i != "" {
+		fmt.Fprintf(&b, "run %s\n", i)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -219,6 +266,15 @@ func (s Summary) Write(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.json"), append(data, '\n'), 0o644)
+}
+
+// label names a result's outcome for people: "not run" for a planned
+// case that never reported.
+func label(r CaseResult) string {
+	if r.NotRunYet() {
+		return "not run"
+	}
+	return string(r.Outcome)
 }
 
 // cell makes s safe inside a Markdown table cell.

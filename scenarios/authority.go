@@ -10,6 +10,7 @@ import (
 func authorityRoutesToNamed() Scenario {
 	return Scenario{
 		ID: "authority/routes-to-named", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a registration lands on exactly the Stargate named by :authority, checked on every replica's /status",
 		Expect:  Pass,
 		Try:     routesToNamed,
@@ -19,6 +20,7 @@ func authorityRoutesToNamed() Scenario {
 func authorityMissing() Scenario {
 	return Scenario{
 		ID: "authority/missing", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD7},
 		Summary: "a registration whose :authority is the dial host, not a Stargate identity, is refused",
 		Expect:  FailClosed(reason.InvalidAuthority), Control: "authority/routes-to-named",
 		Try: registerNaming(theDialHost),
@@ -28,6 +30,7 @@ func authorityMissing() Scenario {
 func authorityUnknown() Scenario {
 	return Scenario{
 		ID: "authority/unknown", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD7},
 		Summary: "a registration naming another region's Stargate is refused",
 		Expect:  FailClosed(reason.InvalidAuthority), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateElsewhere),
@@ -37,6 +40,7 @@ func authorityUnknown() Scenario {
 func authorityNotReady() Scenario {
 	return Scenario{
 		ID: "authority/not-ready", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a registration naming a Stargate with no ready pod is refused as unavailable",
 		Expect:  FailClosed(reason.Unavailable), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateWithNoPod),
@@ -46,6 +50,7 @@ func authorityNotReady() Scenario {
 func authorityDashedIP() Scenario {
 	return Scenario{
 		ID: "authority/dashed-ip", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD5, DoD7, Defect4},
 		Summary: "a registration naming a pod by its dashed IP (the SRV defect's identity) is refused",
 		Expect:  FailClosed(reason.InvalidAuthority, reason.Unavailable), Control: "authority/routes-to-named",
 		Try: registerNaming(thePodsDashedIP),

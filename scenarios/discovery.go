@@ -7,6 +7,7 @@ package scenarios
 func discoveryIdentities() Scenario {
 	return Scenario{
 		ID: "discovery/identities", Layer: LayerDiscovery, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD5, DoD6, Defect4},
 		Summary: "WatchStargates advertises exactly the live pods' identities in every region, never a dashed IP",
 		Expect:  Pass,
 		Try:     everyRegionAdvertisesLivePods,
@@ -16,6 +17,7 @@ func discoveryIdentities() Scenario {
 func discoveryPodReplacement() Scenario {
 	return Scenario{
 		ID: "discovery/pod-replacement", Layer: LayerDiscovery, Labels: []string{LabelProbe, LabelPylon},
+		Covers:  []Requirement{DoD5, DoD6},
 		Summary: "after a Stargate pod is deleted its identity leaves, the replacement's arrives, and Pylon follows",
 		Expect:  Pass,
 		Try:     podReplacement,

@@ -28,8 +28,10 @@ const caseTimeout = 6 * time.Minute
 func (w *World) Features(cases []Case) []types.Feature {
 	var out []types.Feature
 	for _, c := range cases {
-		out = append(out, w.caseFeature(c))
-		if !c.Scenario.Expect.IsPass() {
+		if w.wanted(c.Name()) {
+			out = append(out, w.caseFeature(c))
+		}
+		if !c.Scenario.Expect.IsPass() && w.wanted(c.ControlConfigName()) {
 			out = append(out, w.controlConfigFeature(c))
 		}
 	}
@@ -65,7 +67,16 @@ func identity(c Case, kind, name string) reports.CaseResult {
 	return reports.CaseResult{
 		Name: name, ID: c.Scenario.ID, Layer: string(c.Scenario.Layer), Cell: c.Cell.Name(), Kind: kind,
 		Description: c.Scenario.Summary, Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
+		Covers: covers(c.Scenario),
 	}
+}
+
+func covers(s Scenario) []string {
+	var out []string
+	for _, r := range s.Covers {
+		out = append(out, string(r))
+	}
+	return out
 }
 
 // PlannedResults are the identities of every test of plan (a fail-closed
@@ -86,7 +97,9 @@ func PlannedResults(plan []Case) []reports.CaseResult {
 func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	r.start = time.Now()
 	r.result.Start = r.start
+	r.w.Progress.Start(r.name)
 	res, err := r.w.Use(ctx, r.c.Cell)
+	r.step("deploy cell "+r.c.Cell.Name(), r.start, err)
 	if err != nil {
 		if !errors.Is(err, errCellBroken) {
 			// The first case of a broken cell keeps the evidence of why.
@@ -115,7 +128,10 @@ func (r *caseRun) control(ctx context.Context, t *testing.T, _ *envconf.Config) 
 	if !ok {
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("positive control %q is not in the catalogue", r.c.Scenario.Control), nil)
 	}
-	if err := r.try(ctx, ctl, AsControl); err != nil {
+	start := time.Now()
+	err := r.try(ctx, ctl, AsControl)
+	r.step("positive control "+ctl.ID+" passes", start, err)
+	if err != nil {
 		r.skipWithoutSeam(t, err)
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("positive control %s failed in cell %s, so the fail-closed result of %s is an error, not a pass: %v",
 			ctl.ID, r.c.Cell.Name(), r.c.Scenario.ID, err), err)
@@ -126,10 +142,13 @@ func (r *caseRun) control(ctx context.Context, t *testing.T, _ *envconf.Config) 
 // assess runs the case and judges it.
 func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	s := r.c.Scenario
+	start := time.Now()
 	observed := r.try(ctx, s, Faulty)
 	r.skipWithoutSeam(t, observed)
+	judged := s.Expect.Judge(observed)
+	r.step(s.Expect.String(), start, judged)
 	r.stepsRan(ctx, t, observed)
-	if err := s.Expect.Judge(observed); err != nil {
+	if err := judged; err != nil {
 		r.fail(ctx, t, reports.Fail, err.Error(), observed)
 	}
 	r.pass(observed)
@@ -140,8 +159,10 @@ func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) c
 // configuration and requires its expectation to be missed.
 func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	s := r.c.Scenario
+	start := time.Now()
 	observed := r.try(ctx, s, AsControl)
 	r.skipWithoutSeam(t, observed)
+	r.step("with "+s.Control+"'s configuration the refusal disappears", start, observed)
 	r.stepsRan(ctx, t, observed)
 	if s.Expect.Judge(observed) == nil {
 		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the scenario still observed %s (%v): its refusal is not caused by the faulty ingredient",
@@ -213,6 +234,16 @@ func (r *caseRun) finish() {
 	if err := reports.WriteCase(r.result); err != nil {
 		r.w.Log.Warn("write case result", "case", r.name, "err", err)
 	}
+	r.w.Progress.End(r.name, r.result.Outcome, r.result.Message)
+}
+
+// step records one step of the case: it started at start and ended with err.
+func (r *caseRun) step(name string, start time.Time, err error) {
+	st := reports.Step{Name: name, Outcome: reports.Pass, Duration: time.Since(start)}
+	if err != nil {
+		st.Outcome, st.Message = reports.Fail, err.Error()
+	}
+	r.result.Steps = append(r.result.Steps, st)
 }
 
 func (w *World) caseFeature(c Case) types.Feature {

@@ -11,6 +11,7 @@ import (
 func invocationInRegion() Scenario {
 	return Scenario{
 		ID: "invocation/in-region", Layer: LayerInvocation, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a chat completion entering the bootstrap region reaches the echo server and answers 200",
 		Expect:  Pass,
 		Try:     invokesInBootstrap,
@@ -20,6 +21,7 @@ func invocationInRegion() Scenario {
 func invocationAcrossRegions() Scenario {
 	return Scenario{
 		ID: "invocation/across-regions", Layer: LayerInvocation, Labels: []string{LabelProbe, LabelCrossRegion},
+		Covers:  []Requirement{DoD6, Defect5},
 		Summary: "a chat completion entering each remote region, which Pylon found only through watch_stargate_urls, answers 200",
 		Expect:  Pass,
 		Try:     invokesInEveryRemoteRegion,
@@ -29,6 +31,7 @@ func invocationAcrossRegions() Scenario {
 func invocationModelDiscovery() Scenario {
 	return Scenario{
 		ID: "invocation/model-discovery", Layer: LayerInvocation, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "ListModels on every Stargate replica's model-discovery port (50073) lists the echo model that Pylon registered, and not a model nobody serves",
 		Expect:  Pass,
 		Try:     everyBootstrapStargateListsEcho,
@@ -38,6 +41,7 @@ func invocationModelDiscovery() Scenario {
 func invocationNoEligibleBackend() Scenario {
 	return Scenario{
 		ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
 		Expect:  FailClosed(reason.NoEligibleCandidates), Control: "invocation/in-region",
 		Try: invokeUnservedModel,

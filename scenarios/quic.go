@@ -10,6 +10,7 @@ import (
 func quicTunnelUp() Scenario {
 	return Scenario{
 		ID: "quic/tunnel-up", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6, DoD8},
 		Summary: "a rogue Pylon registered with reverse tunnel brings the tunnel up with SNI = its Stargate's identity, the token and its client certificate",
 		Expect:  Pass,
 		Try:     bringTunnelUp(nil),
@@ -19,6 +20,7 @@ func quicTunnelUp() Scenario {
 func quicBadToken() Scenario {
 	return Scenario{
 		ID: "quic/bad-token", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel handshake with a wrong token is refused",
 		Expect:  FailClosed(reason.BadToken), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withWrongToken),
@@ -28,6 +30,7 @@ func quicBadToken() Scenario {
 func quicMissingClientCert() Scenario {
 	return Scenario{
 		ID: "quic/missing-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel without a client certificate is refused",
 		Expect:  FailClosed(reason.ClientCertRequired), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withoutClientCert),
@@ -37,6 +40,7 @@ func quicMissingClientCert() Scenario {
 func quicUntrustedClientCert() Scenario {
 	return Scenario{
 		ID: "quic/untrusted-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6, DoD7},
 		Summary: "a tunnel with a client certificate from an untrusted root is refused",
 		Expect:  FailClosed(reason.UntrustedClientCert), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUntrustedClientCert),
@@ -46,6 +50,7 @@ func quicUntrustedClientCert() Scenario {
 func quicWrongServerRoot() Scenario {
 	return Scenario{
 		ID: "quic/wrong-server-root", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD7, DoD8},
 		Summary: "a Pylon trusting another root refuses the tunnel's server",
 		Expect:  FailClosed(reason.UnknownAuthority), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(trustingAnotherServerRoot),
@@ -55,6 +60,7 @@ func quicWrongServerRoot() Scenario {
 func quicUnknownSNI() Scenario {
 	return Scenario{
 		ID: "quic/unknown-sni", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "the relay refuses an SNI naming no ready Stargate",
 		Expect:  FailClosed(reason.UnknownSNI), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUnknownSNI),
@@ -64,6 +70,7 @@ func quicUnknownSNI() Scenario {
 func quicPylonTunnel() Scenario {
 	return Scenario{
 		ID: "quic/pylon-tunnel", Layer: LayerQUIC, Labels: []string{LabelPylon},
+		Covers:  []Requirement{DoD6, DoD8},
 		Summary: "the cell's Pylon holds a connected reverse tunnel through every region's QUIC relay",
 		Expect:  Pass,
 		Try:     pylonTunnelsConnected,

@@ -7,6 +7,7 @@ package scenarios
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{
 		ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
+		Covers:  []Requirement{DoD1, DoD6},
 		Summary: "the cell's Pylon holds a healthy registration with every live Stargate of every region",
 		Expect:  Pass,
 		Try:     pylonRegisteredEverywhere(waitConverge),
@@ -16,6 +17,7 @@ func registrationEveryStargateEveryRegion() Scenario {
 func registrationExplicitHTTPS() Scenario {
 	return Scenario{
 		ID: "registration/explicit-https", Layer: LayerRegistration, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD4},
 		Summary: "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
 		Expect:  Pass,
 		Try:     explicitHTTPS,
@@ -25,6 +27,7 @@ func registrationExplicitHTTPS() Scenario {
 func registrationRogueAck() Scenario {
 	return Scenario{
 		ID: "registration/rogue-ack", Layer: LayerRegistration, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
 		Summary: "a rogue Pylon's registration asking for a reverse tunnel is acknowledged with the named Stargate's identity as tunnel target and a UDP dial address",
 		Expect:  Pass,
 		Try:     rogueAck,

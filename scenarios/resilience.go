@@ -12,6 +12,7 @@ import (
 func resilienceStargatePodKilled() Scenario {
 	return Scenario{
 		ID: "resilience/stargate-pod-killed", Layer: LayerResilience, Labels: []string{LabelPylon, LabelProbe, LabelFaults},
+		Covers:  []Requirement{DoD5, DoD6},
 		Summary: "a Stargate pod is killed: no stale identity stays advertised, Pylon re-registers with the replacement within a bounded time, and invocations keep succeeding",
 		Expect:  Pass,
 		Try: inOrder(
@@ -26,6 +27,7 @@ func resilienceStargatePodKilled() Scenario {
 func resiliencePartitionWorkersRemote() Scenario {
 	return Scenario{
 		ID: "resilience/partition-workers-remote", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelCrossRegion},
+		Covers:   []Requirement{DoD6},
 		Summary:  "a partition between the workers and the remote region (10 s, or three missed heartbeats and 5 s if longer) drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
@@ -36,6 +38,7 @@ func resiliencePartitionWorkersRemote() Scenario {
 func resilienceQUICLossDelay() Scenario {
 	return Scenario{
 		ID: "resilience/quic-loss-delay", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+		Covers:   []Requirement{DoD6},
 		Summary:  "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed, and afterwards every Stargate replica's tunnel serves",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
@@ -50,6 +53,7 @@ func resilienceQUICLossDelay() Scenario {
 func resilienceQUICBlackholeReconnect() Scenario {
 	return Scenario{
 		ID: "resilience/quic-blackhole-reconnect", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+		Covers:   []Requirement{DoD6},
 		Summary:  "after a 5 s blackhole on the tunnel's UDP path the tunnel to every Stargate replica comes back and serves invocations within a bounded time",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
@@ -64,6 +68,7 @@ func resilienceQUICBlackholeReconnect() Scenario {
 func resilienceDowngradeMITM() Scenario {
 	return Scenario{
 		ID: "resilience/downgrade-mitm", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelDeploys},
+		Covers:   []Requirement{DoD1, DoD7, Defect1},
 		Summary:  "a man in the middle on the bootstrap ingress path answers plaintext h2c: a fresh Pylon refuses with plaintext-to-tls and never registers there",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.PlaintextToTLS), Control: "tls/pylon-verified",
@@ -74,6 +79,7 @@ func resilienceDowngradeMITM() Scenario {
 func resilienceDNSSpoof() Scenario {
 	return Scenario{
 		ID: "resilience/dns-spoof", Layer: LayerResilience, Labels: []string{LabelPylon, LabelFaults, LabelDeploys},
+		Covers:   []Requirement{DoD1, DoD7},
 		Summary:  "the workers' DNS answers the bootstrap ingress name with another region's ingress: a fresh Pylon refuses the handshake, never registers",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.HostnameMismatch, reason.UnknownAuthority), Control: "tls/pylon-verified",
@@ -84,6 +90,7 @@ func resilienceDNSSpoof() Scenario {
 func resilienceCertRotationGood() Scenario {
 	return Scenario{
 		ID: "resilience/cert-rotation-good", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+		Covers:   []Requirement{DoD1},
 		Summary:  "the ingress certificate is rotated in place to a re-issued good one: every watch and invocation during the rotation succeeds, and the new certificate is served",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
@@ -99,6 +106,7 @@ func resilienceCertRotationGood() Scenario {
 func resilienceCertRotationWrongRoot() Scenario {
 	return Scenario{
 		ID: "resilience/cert-rotation-wrong-root", Layer: LayerResilience, Labels: []string{LabelProbe, LabelFaults},
+		Covers:   []Requirement{DoD7},
 		Summary:  "the ingress certificate is rotated in place to one of the wrong root: new handshakes fail closed with unknown-authority",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",

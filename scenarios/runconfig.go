@@ -40,6 +40,8 @@ type RunConfig struct {
 	Run    string `json:"run,omitempty"`
 	Layers string `json:"layers,omitempty"`
 	Labels string `json:"labels,omitempty"`
+	// Only narrows the run to these test names (a rerun of failed cases).
+	Only []string `json:"only,omitempty"`
 	// Images replace the reference images (empty: the reference ones).
 	Images manifests.Images `json:"images,omitzero"`
 	// Provider names where the clusters came from (embedded, existing);

@@ -98,6 +98,8 @@ type Scenario struct {
 	Expect Expectation
 	// Control is the ID of the positive control (fail-closed scenarios only).
 	Control string
+	// Covers names the epic's requirements the scenario covers.
+	Covers []Requirement
 	// Try performs the steps.
 	Try Try
 }

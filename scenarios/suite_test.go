@@ -10,6 +10,8 @@ import (
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/nvcf/conformance/reports"
 )
 
 var (
@@ -72,6 +74,8 @@ func TestScenarios(t *testing.T) {
 	if len(cases) == 0 {
 		t.Skip("the filter selects no scenario in the given cells")
 	}
+	// The runner shows these lines live (reports.ProgressMarker).
+	world.Progress = reports.NewProgress(os.Stdout, reports.ProgressMarker, world.Tests(cases))
 	for _, cell := range Cells(cases) {
 		var inCell []Case
 		for _, c := range cases {

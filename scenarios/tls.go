@@ -16,6 +16,7 @@ var bundleTrusts = []matrix.Trust{matrix.Bundle, matrix.GRPCOverride}
 func tlsVerifiedWatch() Scenario {
 	return Scenario{
 		ID: "tls/verified-watch", Layer: LayerTLS, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD3, DoD6, Defect3},
 		Summary: "the probe watches every region through its ingress over TLS verified against the environment's root",
 		Expect:  Pass,
 		Try:     verifiedWatch,
@@ -25,6 +26,7 @@ func tlsVerifiedWatch() Scenario {
 func tlsWrongRoot() Scenario {
 	return Scenario{
 		ID: "tls/wrong-root", Layer: LayerTLS, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD7, Defect3},
 		Summary: "a client trusting only another root refuses the ingress",
 		Expect:  FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(trustingAnotherRoot),
@@ -34,6 +36,7 @@ func tlsWrongRoot() Scenario {
 func tlsPlaintextToTLSPort() Scenario {
 	return Scenario{
 		ID: "tls/plaintext-to-tls-port", Layer: LayerTLS, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD3, DoD7},
 		Summary: "the ingress refuses plaintext h2c on its TLS port",
 		Expect:  FailClosed(reason.PlaintextToTLS), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(inPlaintext),
@@ -43,6 +46,7 @@ func tlsPlaintextToTLSPort() Scenario {
 func tlsPylonVerified() Scenario {
 	return Scenario{
 		ID: "tls/pylon-verified", Layer: LayerTLS, Labels: []string{LabelPylon},
+		Covers:   []Requirement{DoD1, DoD2, Defect1, Defect2},
 		Summary:  "the cell's Pylon watches and registers over verified TLS with its trust source",
 		Requires: Requirements{Trusts: matrix.Trusts, Profiles: matrix.Profiles},
 		Expect:   Pass,
@@ -53,6 +57,7 @@ func tlsPylonVerified() Scenario {
 func tlsWrongRootServer() Scenario {
 	return Scenario{
 		ID: "tls/wrong-root-server", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD1, DoD7, Defect1},
 		Summary:  "Pylon refuses an ingress whose certificate chains to an untrusted root",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/pylon-verified",
@@ -63,6 +68,7 @@ func tlsWrongRootServer() Scenario {
 func tlsWrongHostname() Scenario {
 	return Scenario{
 		ID: "tls/wrong-hostname", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD3, DoD7, Defect1},
 		Summary:  "Pylon refuses an ingress certificate that does not cover the dial hostname",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.HostnameMismatch), Control: "tls/pylon-verified",
@@ -73,6 +79,7 @@ func tlsWrongHostname() Scenario {
 func tlsExpiredServerCert() Scenario {
 	return Scenario{
 		ID: "tls/expired-server-cert", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD1, Defect1},
 		Summary:  "Pylon refuses an expired ingress certificate",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.Expired), Control: "tls/pylon-verified",
@@ -83,6 +90,7 @@ func tlsExpiredServerCert() Scenario {
 func tlsMissingTrust() Scenario {
 	return Scenario{
 		ID: "tls/missing-trust", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD2, DoD7, Defect2},
 		Summary:  "a Pylon whose configured trust bundle does not exist refuses to start its connections",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
@@ -93,6 +101,7 @@ func tlsMissingTrust() Scenario {
 func tlsMalformedBundle() Scenario {
 	return Scenario{
 		ID: "tls/malformed-bundle", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD2, Defect2},
 		Summary:  "a Pylon whose trust bundle is partially malformed rejects it as a whole",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
@@ -103,6 +112,7 @@ func tlsMalformedBundle() Scenario {
 func tlsExplicitHTTPRefused() Scenario {
 	return Scenario{
 		ID: "tls/explicit-http-refused", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD1, DoD4},
 		Summary:  "in the secure profile Pylon refuses an explicit http:// bootstrap address",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.InsecureRefused), Control: "tls/pylon-verified",
@@ -113,6 +123,7 @@ func tlsExplicitHTTPRefused() Scenario {
 func tlsExplicitHTTPInsecureProfile() Scenario {
 	return Scenario{
 		ID: "tls/explicit-http-insecure-profile", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD1},
 		Summary:  "in the insecure profile Pylon accepts an explicit http:// address and dials plaintext, which the TLS port still refuses",
 		Requires: Requirements{Profiles: []matrix.Profile{matrix.Insecure}},
 		Expect:   FailClosed(reason.PlaintextToTLS), Control: "tls/pylon-verified",

@@ -32,6 +32,7 @@ type PylonVariant struct {
 // A failure to deploy or to delete it is a step's failure (the case is an
 // Error): a variant left behind would break the next case.
 func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, dv *deploy.Variant) error) (err error) {
+	e.Progress.Note("rolling out Pylon variant %s and waiting for its pod", v.Name)
 	dv, err := e.deployer.ApplyPylonVariant(ctx, v.Name, v.Overrides)
 	if err != nil {
 		return stepFailed(fmt.Sprintf("deploy pylon variant %q", v.Name), err)

@@ -10,6 +10,7 @@ import (
 func watchCrossRegion() Scenario {
 	return Scenario{
 		ID: "watch/cross-region", Layer: LayerWatch, Labels: []string{LabelProbe, LabelCrossRegion},
+		Covers:  []Requirement{DoD4, DoD6, Defect5},
 		Summary: "the bootstrap region hands out each remote region's https watch URL, and watching it yields that region's Stargates",
 		Expect:  Pass,
 		Try:     crossRegionWatch,
@@ -19,6 +20,7 @@ func watchCrossRegion() Scenario {
 func watchSchemeLessRemoteRefused() Scenario {
 	return Scenario{
 		ID: "watch/scheme-less-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
+		Covers:   []Requirement{DoD4, Defect5},
 		Summary:  "a Stargate given a scheme-less remote watch URL refuses it at start-up",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.SchemeRequired), Control: "watch/cross-region",
@@ -29,6 +31,7 @@ func watchSchemeLessRemoteRefused() Scenario {
 func watchHTTPToTLSRemoteRefused() Scenario {
 	return Scenario{
 		ID: "watch/http-to-tls-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
+		Covers:   []Requirement{DoD4, DoD7, Defect5},
 		Summary:  "a Stargate given an http:// remote watch URL in the secure profile refuses it",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.InsecureRefused), Control: "watch/cross-region",

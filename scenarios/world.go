@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/harness/probe"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/reports"
 )
 
 // World is what lives for a whole run: the topology, the environment the
@@ -31,6 +33,8 @@ type World struct {
 	Cells    []matrix.Cell
 	Filter   Filter
 	Log      *slog.Logger
+	// Progress prints the live progress lines `harness run` shows (nil: none).
+	Progress *reports.Progress
 
 	deployer cellDeployer
 	// catalogue is the list cases and their controls come from.
@@ -133,8 +137,33 @@ func (w *World) Close() error {
 	return w.logFile.Close()
 }
 
-// Plan lists the World's cases: its catalogue in its cells, filtered.
-func (w *World) Plan() []Case { return Plan(w.catalogue, w.Cells, w.Filter) }
+// Plan lists the World's cases: its catalogue in its cells, filtered, and
+// narrowed to the run config's Only tests when it names any.
+func (w *World) Plan() []Case {
+	var out []Case
+	for _, c := range Plan(w.catalogue, w.Cells, w.Filter) {
+		if w.wanted(c.Name()) || (!c.Scenario.Expect.IsPass() && w.wanted(c.ControlConfigName())) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// wanted reports whether the test called name is to run.
+func (w *World) wanted(name string) bool {
+	return w.Config == nil || len(w.Config.Only) == 0 || slices.Contains(w.Config.Only, name)
+}
+
+// Tests counts the tests of cases that run (see Features).
+func (w *World) Tests(cases []Case) int {
+	n := 0
+	for _, p := range PlannedResults(cases) {
+		if w.wanted(p.Name) {
+			n++
+		}
+	}
+	return n
+}
 
 // scenario looks an ID up in the World's catalogue.
 func (w *World) scenario(id string) (Scenario, bool) {
@@ -177,6 +206,7 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 		return nil, fmt.Errorf("%w: cell %s: %w", errCellBroken, cell.Name(), err)
 	}
 	start := time.Now()
+	w.Progress.Note("deploying cell %s: applying its manifests in every cluster and waiting for the rollouts", cell.Name())
 	r, err := w.deployer.Switch(ctx, cell)
 	if err != nil {
 		w.current = nil
@@ -187,6 +217,7 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 		return nil, fmt.Errorf("deploy cell %s: %w", cell.Name(), err)
 	}
 	w.Log.Info("cell deployed", "cell", cell.Name(), "took", time.Since(start).Round(time.Millisecond))
+	w.Progress.Note("cell %s deployed in %s", cell.Name(), time.Since(start).Round(100*time.Millisecond))
 	w.current = r
 	return r, nil
 }

@@ -38,6 +38,8 @@ func commands() []command {
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
 		{"bench", "measure bring-up, idle memory per cluster, matrix wall time and tunnel latency (report in <artifacts>/bench.md)", runBench},
+		{"gate", "apply the release gate file to a run's reports; exit 1 when it blocks", runGate},
+		{"report", "diff two runs' reports, or render one again", runReport},
 		{"list", "print the scenario catalogue without running it", runList},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 		{"docker", "run a command beside a Docker daemon: start one if none answers, stop it and restore the host after", runDocker},
@@ -58,7 +60,7 @@ func main() {
 // alike to CI.
 const (
 	exitOK          = 0
-	exitNonconform  = 1 // the run completed and some case failed
+	exitNonconform  = 1 // the run completed and some case failed, or the release gate blocks
 	exitHarnessFail = 2 // no verdict: bad input, bring-up failed, the run was cut short
 )
 
@@ -66,7 +68,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, harnessrun.ErrFailed) && !errors.Is(err, harnessrun.ErrIncomplete):
+	case errors.Is(err, harnessrun.ErrFailed) && !errors.Is(err, harnessrun.ErrIncomplete),
+		errors.Is(err, harnessrun.ErrGateFailed):
 		return exitNonconform
 	default:
 		return exitHarnessFail

@@ -1,19 +1,26 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/images"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/reports"
 )
 
 // minArtifactSpace is the free space a run wants for its artifacts: the
@@ -28,6 +35,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var o harnessrun.Options
 	mf := matrixFlags(fs, &o)
 	registry := fs.String("registry", "", "existing: push the reference image (nvcf-ref beside this executable) to `REGISTRY`/nvcf-ref with go-containerregistry and deploy it by digest, for the components --images leaves unset")
+	fs.IntVar(&o.Reruns, "reruns", 0, "run failed cases again up to N times, each in a fresh suite process; one that then passes is reported as flaky")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,6 +53,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("run: %w", err)
 		}
 	}
+	if o.Reruns < 0 {
+		return fmt.Errorf("run: --reruns %d: want 0 or more", o.Reruns)
+	}
+	o.Meta = runMeta(o.Images, mf.imageMap, mf.provider.name)
 	_, err := harnessrun.Run(ctx, o)
 	if errors.Is(err, harnessrun.ErrFailed) {
 		return err
@@ -86,4 +98,48 @@ func pushReference(ctx context.Context, registry string, im *manifests.Images, s
 		}
 	}
 	return nil
+}
+
+// runMeta is what only the CLI knows of a run: the harness's version and
+// commit, the provider, the versions it runs, and every component's image
+// with what it resolves to (on the embedded provider, the sha256 of the
+// binary the image runs as).
+func runMeta(images manifests.Images, binaries imageBinaries, provider string) reports.Meta {
+	k8s, etcd, coredns := local.Versions()
+	m := reports.Meta{Version: version, Commit: harnessCommit(), Provider: provider,
+		Components: map[string]string{"kubernetes": k8s, "etcd": etcd, "coredns": coredns, "go": runtime.Version()}}
+	dir, _ := harnessrun.BinDir()
+	for _, c := range []struct{ name, ref string }{{"stargate", images.Stargate}, {"router", images.Router}, {"ingress", images.Ingress}, {"pylon", images.Pylon}, {"echo", images.Echo}} {
+		ref := cmp.Or(c.ref, manifests.DefaultImage)
+		im := reports.Image{Component: c.name, Ref: ref}
+		repo, _, _ := strings.Cut(ref, "@")
+		if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+			repo = repo[:i]
+		}
+		path := binaries[repo]
+		if path == "" && ref == manifests.DefaultImage {
+			path = filepath.Join(dir, harnessrun.ReferenceBinary)
+		}
+		if _, digest, ok := strings.Cut(ref, "@"); ok {
+			im.Digest = digest
+		} else if path != "" {
+			im.Digest = fileDigest(path)
+		}
+		m.Images = append(m.Images, im)
+	}
+	return m
+}
+
+// fileDigest is "sha256:<hex>" of a file, or "" when it cannot be read.
+func fileDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

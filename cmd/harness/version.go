@@ -20,17 +20,23 @@ func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(args) > 0 {
 		return fmt.Errorf("version: unexpected arguments %v", args)
 	}
-	commit := commit
-	if commit == "" {
-		c, modified := buildCommit()
-		if commit = c; modified {
-			commit += " (modified)"
-		}
-	}
 	k8s, etcd, coredns := local.Versions()
 	_, err := fmt.Fprintf(stdout, "harness %s\ncommit %s\ngo %s\nkubernetes %s\netcd %s\ncoredns %s\n",
-		version, commit, runtime.Version(), k8s, etcd, coredns)
+		version, harnessCommit(), runtime.Version(), k8s, etcd, coredns)
 	return err
+}
+
+// harnessCommit is the commit the harness was built from: the one `make
+// build` stamps, else Go's VCS stamp ("(modified)" for a dirty tree).
+func harnessCommit() string {
+	if commit != "" {
+		return commit
+	}
+	c, modified := buildCommit()
+	if modified {
+		c += " (modified)"
+	}
+	return c
 }
 
 // buildCommit reads the VCS stamp Go writes into binaries built in a checkout.

@@ -50,6 +50,13 @@ type Options struct {
 	TimeScale float64
 	// Images replace the reference components' images (empty: nvcf-ref:dev).
 	Images manifests.Images
+	// Reruns runs failed cases again, up to this many times, each time in
+	// a fresh suite process; a case that then passes is reported as flaky.
+	Reruns int
+	// Meta describes the run in its reports; the CLI fills what only it
+	// knows (version, commit, provider, component versions, image
+	// digests), Run adds the rest.
+	Meta reports.Meta
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -58,6 +65,8 @@ type Options struct {
 // Result is what a run produced.
 type Result struct {
 	Summary reports.Summary
+	// Report is everything the reports render (report.json).
+	Report reports.Run
 	// JUnit is the path of junit.xml.
 	JUnit string
 	// Reused says the clusters were running before the run (so it left them up).
@@ -100,7 +109,17 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := os.MkdirAll(o.Artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts folder %q: %w", o.Artifacts, err)
 	}
-	res = &Result{JUnit: filepath.Join(o.Artifacts, "junit.xml")}
+	planned := scenarios.PlannedResults(plan)
+	// The plan is on disk before anything runs, so even a run killed during
+	// bring-up says what it was going to do.
+	if err := writePlan(o.Artifacts, planned); err != nil {
+		return nil, err
+	}
+	res = &Result{JUnit: filepath.Join(o.Artifacts, reports.JUnitFile)}
+	hb := newHeartbeat(o.Stdout, quietLimit)
+	defer hb.Close()
+	o.Stdout = hb
+	hb.Doing("%d planned tests in %d cells; plan in %s", len(planned), len(scenarios.Cells(plan)), filepath.Join(o.Artifacts, PlanFile))
 	if _, serr := o.Provider.Status(ctx, topo.Name); serr == nil {
 		res.Reused = true
 	}
@@ -112,6 +131,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		log.Info("removed faults left by an earlier run", "count", len(cleaned))
 	}
 	log.Info("bringing up clusters", "topology", topo.Name, "reuse", res.Reused)
+	hb.Doing("bringing up the clusters of topology %s (reusing running ones: %t)", topo.Name, res.Reused)
 	env, err := o.Provider.Up(ctx, clusters.SpecOf(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
 	if err != nil {
 		return nil, fmt.Errorf("bring up topology %q: %w", topo.Name, err)
@@ -125,6 +145,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			err = errors.Join(err, fmt.Errorf("bring down topology %q: %w", topo.Name, derr))
 		}
 	}()
+	hb.Doing("minting the PKI")
 	m, err := (&pki.Minter{Logger: log}).Mint(ctx, pkitopo.Request(topo, 0, false), filepath.Join(o.StateDir, "pki"))
 	if err != nil {
 		return res, err
@@ -138,10 +159,6 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
 	}
-	cfgPath, err := scenarios.WriteRunConfig(o.Artifacts, cfg)
-	if err != nil {
-		return res, err
-	}
 	if err := clearCases(o.Artifacts); err != nil {
 		return res, err
 	}
@@ -149,36 +166,31 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	// it (its provider's agent killed, say): the cases could only time out.
 	sctx, stopSuite := context.WithCancelCause(ctx)
 	go watchEnvironment(sctx, o.Provider, topo.Name, envWatchInterval, stopSuite)
-	testErr := runSuite(sctx, o.BinDir, o.Artifacts, cfgPath, res.JUnit, o.Stdout)
+	results, testErr, err := o.runAttempts(sctx, hb, cfg, planned)
 	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
 		testErr = errors.Join(cause, testErr)
 	}
 	stopSuite(nil)
-	results, lerr := reports.LoadCases(o.Artifacts)
-	if lerr != nil {
-		return res, lerr
-	}
-	// Every planned test is counted: one that never reported is an error.
-	results, notRun := reports.WithNotRun(results, scenarios.PlannedResults(plan))
-	if aerr := reports.AnnotateJUnit(res.JUnit, results); aerr != nil {
-		log.Warn("JUnit report keeps no case descriptions", "err", aerr)
-	}
-	layers := make([]string, len(scenarios.Layers))
-	for i, l := range scenarios.Layers {
-		layers[i] = string(l)
-	}
-	res.Summary = reports.Summarize(results, layers)
-	res.Summary.Provider = o.ProviderName
-	res.Summary.WallTime = time.Since(start)
-	if err := res.Summary.Write(o.Artifacts); err != nil {
+	if err != nil {
 		return res, err
 	}
+	res.Report = o.report(start, results)
+	res.Report.Detection, err = reports.ReadDetection(o.Artifacts)
+	if err != nil {
+		log.Warn("detection matrix left out of the reports", "err", err)
+	}
+	if err := res.Report.Write(o.Artifacts); err != nil {
+		return res, err
+	}
+	res.Summary = res.Report.Summary()
+	notRun := res.Summary.Total.NotRun
 	fmt.Fprintln(o.Stdout)
 	_ = res.Summary.Text(o.Stdout)
-	fmt.Fprintf(o.Stdout, "wall time %s; JUnit %s; summary %s\n", res.Summary.WallTime.Round(time.Second), res.JUnit, filepath.Join(o.Artifacts, "summary.md"))
+	fmt.Fprintf(o.Stdout, "wall time %s; JUnit %s; report %s; summary %s\n", res.Summary.WallTime.Round(time.Second), res.JUnit,
+		filepath.Join(o.Artifacts, reports.HTMLFile), filepath.Join(o.Artifacts, "summary.md"))
 	switch {
-	case notRun > 0:
-		err := fmt.Errorf("%w: %d of %d planned tests never ran (see %s)", ErrIncomplete, notRun, len(results), filepath.Join(o.Artifacts, "suite.log"))
+	case notRun > 0 || ctx.Err() != nil:
+		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), filepath.Join(o.Artifacts, "suite.log"))
 		return res, errors.Join(err, ctx.Err(), testErr)
 	case testErr != nil:
 		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)

@@ -66,10 +66,11 @@ func checkBundle(dir string) error {
 }
 
 // runSuite runs the compiled suite through test2json and gotestsum, writing
-// JUnit to junit and the test output to out. The suite runs in workDir.
+// gotestsum's JUnit (a testcase per test and step) to junit and the test
+// output, as `go test -v` prints it, to out. The suite runs in workDir.
 func runSuite(ctx context.Context, binDir, workDir, cfgPath, junit string, out io.Writer) error {
 	bin := func(name string) string { return filepath.Join(binDir, name) }
-	args := []string{"--format", "testname", "--junitfile", junit, "--raw-command", "--",
+	args := []string{"--format", "standard-verbose", "--junitfile", junit, "--raw-command", "--",
 		bin(test2jsonBinary), "-t", "-p", suitePackage, bin(SuiteBinary), "-test.v=test2json",
 		"-test.count=1", "-test.timeout=" + suiteTimeout, "-test.run=^TestScenarios$", "-harness.run=" + cfgPath}
 	cmd := exec.CommandContext(ctx, bin(gotestsumBinary), args...)

@@ -1,0 +1,179 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios"
+)
+
+// PlanFile lists, one a line, every test a run plans; it is written
+// before the first case runs.
+const PlanFile = "plan.txt"
+
+func writePlan(dir string, planned []reports.CaseResult) error {
+	var b strings.Builder
+	for _, p := range planned {
+		b.WriteString(p.Name + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, PlanFile), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write the plan: %w", err)
+	}
+	return nil
+}
+
+// runAttempts runs the suite, then reruns its failed cases up to o.Reruns
+// times, each in a fresh suite process that deploys their cells again,
+// keeping every earlier attempt's evidence under attempts/<n>/. It returns
+// every planned test's result (NotRun errors for those that never
+// reported) and the error of the last suite run.
+func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, planned []reports.CaseResult) ([]reports.CaseResult, error, error) {
+	var (
+		results []reports.CaseResult
+		testErr error
+	)
+	for attempt := 1; ; attempt++ {
+		cfgPath, err := scenarios.WriteRunConfig(o.Artifacts, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if attempt == 1 {
+			hb.Doing("running the suite: %d tests (cases start and end below; cells deploy as they come)", len(planned))
+		} else {
+			hb.Doing("attempt %d: running %d failed tests again in a fresh suite process", attempt, len(cfg.Only))
+		}
+		serr := o.suite(ctx, hb, cfgPath, attempt)
+		got, err := reports.LoadCases(o.Artifacts)
+		if err != nil {
+			return nil, nil, err
+		}
+		testErr = serr // the last attempt's: a rerun that passed clears it
+		if attempt == 1 {
+			results, _ = reports.WithNotRun(got, planned)
+		} else {
+			// cases/ still holds the earlier attempts' passes; only the
+			// rerun tests are this attempt's.
+			got = slices.DeleteFunc(got, func(r reports.CaseResult) bool { return !slices.Contains(cfg.Only, r.Name) })
+			results = reports.MergeAttempt(results, got, attempt)
+		}
+		again := rerunnable(results)
+		if attempt > o.Reruns || len(again) == 0 || ctx.Err() != nil {
+			break
+		}
+		cfg.Only = nil
+		for i, r := range results {
+			if !again[r.Name] {
+				continue
+			}
+			if results[i], err = reports.ShelveAttempt(o.Artifacts, r); err != nil {
+				return nil, nil, err
+			}
+			cfg.Only = append(cfg.Only, r.Name)
+		}
+	}
+	return results, testErr, nil
+}
+
+// rerunnable are the failed and errored tests that ran (a test that never
+// ran was cut short with its run, so it is not run again).
+func rerunnable(results []reports.CaseResult) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range results {
+		if r.Outcome.Bad() && !r.NotRunYet() {
+			out[r.Name] = true
+		}
+	}
+	return out
+}
+
+// suite runs the suite once, its output in suite-output.log (attempt 1)
+// or suite-output.<n>.log, its progress lines on the terminal.
+func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, attempt int) error {
+	name, junit := "suite-output.log", "suite-junit.xml"
+	if attempt > 1 {
+		name, junit = "suite-output."+strconv.Itoa(attempt)+".log", "suite-junit."+strconv.Itoa(attempt)+".xml"
+	}
+	f, err := os.Create(filepath.Join(o.Artifacts, name))
+	if err != nil {
+		return fmt.Errorf("suite output: %w", err)
+	}
+	defer f.Close()
+	return runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, filepath.Join(o.Artifacts, junit), &suiteOutput{log: f, hb: hb})
+}
+
+// report assembles the run's report: its metadata, every case with the
+// command that reruns a failed one alone, and the epic's requirements.
+func (o *Options) report(start time.Time, results []reports.CaseResult) reports.Run {
+	m := o.Meta
+	m.Topology, m.TopologyHash = o.Topology.Name, topologyHash(o)
+	m.TimeScale, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Reruns, start, time.Since(start)
+	m.Filters = map[string]string{}
+	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts} {
+		if v != "" {
+			m.Filters[k] = v
+		}
+	}
+	for i, r := range results {
+		if r.Outcome != reports.Pass && r.Outcome != reports.Skip {
+			results[i].Repro = o.repro(r)
+		}
+	}
+	layers := make([]string, len(scenarios.Layers))
+	for i, l := range scenarios.Layers {
+		layers[i] = string(l)
+	}
+	return reports.Run{Meta: m, Cases: results, Layers: layers, Requirements: scenarios.EpicRequirements()}
+}
+
+// repro is the command that runs the case r alone and keeps the clusters
+// up for a look afterwards.
+func (o *Options) repro(r reports.CaseResult) string {
+	args := []string{filepath.Join(o.BinDir, "harness"), "run", "--topology", o.TopologyRef, "--run", shellQuote("^" + r.ID + "$")}
+	if c, err := matrix.ParseCell(r.Cell); err == nil {
+		args = append(args, "--workload", string(c.Workload), "--trust", string(c.Trust))
+	}
+	if im := imagesFlag(o.Images); im != "" {
+		args = append(args, "--images", shellQuote(im))
+	}
+	if o.TimeScale != 1 {
+		args = append(args, "--time-scale", strconv.FormatFloat(o.TimeScale, 'g', -1, 64))
+	}
+	args = append(args, "--artifacts", shellQuote(o.Artifacts+"-repro"), "--keep")
+	return strings.Join(args, " ")
+}
+
+// imagesFlag renders images as `--images` takes them.
+func imagesFlag(im manifests.Images) string {
+	var parts []string
+	for _, c := range []struct{ name, ref string }{{"stargate", im.Stargate}, {"router", im.Router}, {"ingress", im.Ingress}, {"pylon", im.Pylon}, {"echo", im.Echo}} {
+		if c.ref != "" {
+			parts = append(parts, c.name+"="+c.ref)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// topologyHash is a digest of the parsed topology: two runs with the same
+// hash ran against the same clusters, roles and addresses.
+func topologyHash(o *Options) string {
+	data, err := json.Marshal(o.Topology)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])[:16]
+}

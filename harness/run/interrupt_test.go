@@ -1,0 +1,170 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/reports"
+)
+
+// fakeBin builds a bin/ folder with the real test2json and gotestsum and
+// testdata/fakesuite as the suite.
+func fakeBin(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range [][]string{
+		{"build", "-o", dir + "/", "cmd/test2json", "gotest.tools/gotestsum"},
+		{"build", "-o", filepath.Join(dir, SuiteBinary), "./testdata/fakesuite"},
+	} {
+		out, err := exec.Command("go", b...).CombinedOutput()
+		require.NoError(t, err, "go %v: %s", b, out)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ReferenceBinary), []byte("#!/bin/sh\n"), 0o755))
+	return dir
+}
+
+// upProvider hands back an Environment without clusters: the fake suite
+// needs none.
+type upProvider struct{}
+
+func (upProvider) Up(context.Context, clusters.Spec, ...clusters.UpOption) (*clusters.Environment, error) {
+	return &clusters.Environment{Name: "default", Kubeconfig: "/nonexistent"}, nil
+}
+func (upProvider) Down(context.Context, string) error { return nil }
+func (upProvider) Status(context.Context, string) (*clusters.Environment, error) {
+	return nil, clusters.ErrNotFound
+}
+
+// syncBuffer is a bytes.Buffer safe for the heartbeat's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestInterruptedRunTotalsThePlan: a run interrupted (SIGINT, as Ctrl-C
+// sends it to the whole process group) after its first tests returns
+// ErrIncomplete (the CLI exits 2), wrote its plan before the first case,
+// and its summary and JUnit say how many planned tests never ran.
+func TestInterruptedRunTotalsThePlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gotestsum, test2json and a fake suite")
+	}
+	bin := fakeBin(t)
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	art := t.TempDir()
+	t.Setenv("FAKESUITE_REPORT", "3")
+	t.Setenv("FAKESUITE_BLOCK", "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	type ran struct {
+		res *Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := Run(ctx, Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
+			StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out})
+		done <- ran{res, err}
+	}()
+	// Interrupt once the fourth test has started, as a user would.
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "start 4/") }, 2*time.Minute, 100*time.Millisecond, out.String())
+	cancel()
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end after the interrupt")
+	}
+	require.True(t, errors.Is(r.err, ErrIncomplete), "%v", r.err)
+	require.False(t, errors.Is(r.err, ErrFailed), "no verdict: the CLI exits 2")
+
+	plan, err := os.ReadFile(filepath.Join(art, PlanFile))
+	require.NoError(t, err)
+	planned := strings.Count(string(plan), "\n")
+	require.Greater(t, planned, 4)
+	total := r.res.Summary.Total
+	require.Equal(t, planned, total.Total(), "the summary totals the whole plan")
+	require.Equal(t, 3, total.Pass)
+	require.Equal(t, planned-3, total.NotRun)
+	want := "interrupted after 3 of " + itoa(planned) + " planned cases; " + itoa(planned-3) + " never ran"
+	require.ErrorContains(t, r.err, want)
+	md, err := os.ReadFile(filepath.Join(art, "summary.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), want)
+	require.Contains(t, out.String(), want)
+	junit, err := os.ReadFile(filepath.Join(art, reports.JUnitFile))
+	require.NoError(t, err)
+	require.Contains(t, string(junit), `<property name="not-run" value="`+itoa(planned-3)+`">`)
+	require.Equal(t, planned-3, strings.Count(string(junit), `type="not-run"`))
+	require.Contains(t, out.String(), "suite [+", "progress lines reach the terminal")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRerunMarksFlaky: with --reruns 1 a test that failed and then passed
+// in a fresh suite process is reported as flaky (never as passed), keeps
+// its first attempt's evidence, and does not fail the run.
+func TestRerunMarksFlaky(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gotestsum, test2json and a fake suite")
+	}
+	bin := fakeBin(t)
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	art := t.TempDir()
+	const flaky = "tls/verified-watch[workload=statefulset,trust=system]"
+	t.Setenv("FAKESUITE_REPORT", "1000")
+	t.Setenv("FAKESUITE_FAIL", flaky)
+	var out syncBuffer
+	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
+		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Trusts: "system", Reruns: 2, Stdout: &out})
+	require.NoError(t, err, out.String())
+	require.Equal(t, 1, res.Summary.Total.Flaky)
+	require.Zero(t, res.Summary.Total.Fail)
+	var c reports.CaseResult
+	for _, r := range res.Report.Cases {
+		if r.Name == flaky {
+			c = r
+		}
+	}
+	require.Equal(t, reports.Flaky, c.Outcome)
+	require.Equal(t, 2, c.Attempt)
+	require.Len(t, c.Earlier, 1)
+	require.Equal(t, reports.Fail, c.Earlier[0].Outcome)
+	_, err = os.Stat(filepath.Join(c.Earlier[0].Evidence, reports.ResultFile))
+	require.NoError(t, err, "the first attempt's evidence is kept")
+	require.Contains(t, c.Earlier[0].Evidence, filepath.Join(art, reports.AttemptsDir, "1"))
+	require.Contains(t, c.Repro, "--run '^tls/verified-watch$' --workload statefulset --trust system")
+	require.Contains(t, out.String(), "attempt 2: running 1 failed tests again")
+	junit, err := os.ReadFile(filepath.Join(art, reports.JUnitFile))
+	require.NoError(t, err)
+	require.Contains(t, string(junit), `<property name="flaky" value="true">`)
+	require.Contains(t, string(junit), "<flakyFailure")
+}
