@@ -104,12 +104,12 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 		if cause != nil && Classify(err) == reason.Unknown {
 			err = fmt.Errorf("%w (connection: %w)", err, cause)
 		}
-		return nil, classified(fmt.Errorf("%s %s: %w", method, t.URL+path, err), sniffed)
+		return nil, classified(fmt.Errorf("%s %s: %w", method, t.URL+path, err), fromPeer(sniffed))
 	}
 	defer hr.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
 	if err != nil {
-		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.None)
+		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.Message{})
 	}
 	resp = &Response{Status: hr.StatusCode, ErrorCode: hr.Header.Get("x-stargate-error-code"), Header: hr.Header, Body: data}
 	if resp.Status == http.StatusNotFound && resp.ErrorCode == string(reason.NoEligibleCandidates) {
