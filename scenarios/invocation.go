@@ -39,7 +39,7 @@ func invocationNoEligibleBackend() Scenario {
 	return Scenario{
 		ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
 		Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
-		Expect:  FailClosed(reason.NoEligibleCandidates), Control: "invocation/in-region",
+		Expect:  FailClosed(reason.NoEligibleCandidates).From(reason.OriginStargate), Control: "invocation/in-region",
 		Try: invokeUnservedModel,
 	}
 }

@@ -20,7 +20,7 @@ func quicBadToken() Scenario {
 	return Scenario{
 		ID: "quic/bad-token", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Summary: "a tunnel handshake with a wrong token is refused",
-		Expect:  FailClosed(reason.BadToken), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.BadToken).From(reason.OriginStargate), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withWrongToken),
 	}
 }
@@ -29,7 +29,7 @@ func quicMissingClientCert() Scenario {
 	return Scenario{
 		ID: "quic/missing-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Summary: "a tunnel without a client certificate is refused",
-		Expect:  FailClosed(reason.ClientCertRequired), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.ClientCertRequired).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withoutClientCert),
 	}
 }
@@ -38,7 +38,7 @@ func quicUntrustedClientCert() Scenario {
 	return Scenario{
 		ID: "quic/untrusted-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Summary: "a tunnel with a client certificate from an untrusted root is refused",
-		Expect:  FailClosed(reason.UntrustedClientCert), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UntrustedClientCert).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUntrustedClientCert),
 	}
 }
@@ -47,7 +47,7 @@ func quicWrongServerRoot() Scenario {
 	return Scenario{
 		ID: "quic/wrong-server-root", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Summary: "a Pylon trusting another root refuses the tunnel's server",
-		Expect:  FailClosed(reason.UnknownAuthority), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(trustingAnotherServerRoot),
 	}
 }
@@ -56,7 +56,7 @@ func quicUnknownSNI() Scenario {
 	return Scenario{
 		ID: "quic/unknown-sni", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Summary: "the relay refuses an SNI naming no ready Stargate",
-		Expect:  FailClosed(reason.UnknownSNI), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UnknownSNI).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUnknownSNI),
 	}
 }

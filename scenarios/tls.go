@@ -26,7 +26,7 @@ func tlsWrongRoot() Scenario {
 	return Scenario{
 		ID: "tls/wrong-root", Layer: LayerTLS, Labels: []string{LabelProbe},
 		Summary: "a client trusting only another root refuses the ingress",
-		Expect:  FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",
+		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(trustingAnotherRoot),
 	}
 }
@@ -35,7 +35,7 @@ func tlsPlaintextToTLSPort() Scenario {
 	return Scenario{
 		ID: "tls/plaintext-to-tls-port", Layer: LayerTLS, Labels: []string{LabelProbe},
 		Summary: "the ingress refuses plaintext h2c on its TLS port",
-		Expect:  FailClosed(reason.PlaintextToTLS), Control: "tls/verified-watch",
+		Expect:  FailClosed(reason.PlaintextToTLS).From(reason.OriginPeer), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(inPlaintext),
 	}
 }
@@ -55,7 +55,7 @@ func tlsWrongRootServer() Scenario {
 		ID: "tls/wrong-root-server", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "Pylon refuses an ingress whose certificate chains to an untrusted root",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("wrong-root-server", pki.ServerWrongRoot),
 	}
 }
@@ -65,7 +65,7 @@ func tlsWrongHostname() Scenario {
 		ID: "tls/wrong-hostname", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "Pylon refuses an ingress certificate that does not cover the dial hostname",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.HostnameMismatch), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("wrong-hostname", pki.ServerWrongHost),
 	}
 }
@@ -75,7 +75,7 @@ func tlsExpiredServerCert() Scenario {
 		ID: "tls/expired-server-cert", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "Pylon refuses an expired ingress certificate",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.Expired), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.Expired).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("expired-server-cert", pki.ServerExpired),
 	}
 }
@@ -85,7 +85,7 @@ func tlsMissingTrust() Scenario {
 		ID: "tls/missing-trust", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "a Pylon whose configured trust bundle does not exist refuses to start its connections",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
-		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("missing-trust", withMissingTrustBundle),
 	}
 }
@@ -95,7 +95,7 @@ func tlsMalformedBundle() Scenario {
 		ID: "tls/malformed-bundle", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "a Pylon whose trust bundle is partially malformed rejects it as a whole",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
-		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("malformed-bundle", withMalformedTrustBundle),
 	}
 }
@@ -105,7 +105,7 @@ func tlsExplicitHTTPRefused() Scenario {
 		ID: "tls/explicit-http-refused", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "in the secure profile Pylon refuses an explicit http:// bootstrap address",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.InsecureRefused), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }
@@ -115,7 +115,7 @@ func tlsExplicitHTTPInsecureProfile() Scenario {
 		ID: "tls/explicit-http-insecure-profile", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
 		Summary:  "in the insecure profile Pylon accepts an explicit http:// address and dials plaintext, which the TLS port still refuses",
 		Requires: Requirements{Profiles: []matrix.Profile{matrix.Insecure}},
-		Expect:   FailClosed(reason.PlaintextToTLS), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.PlaintextToTLS).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }

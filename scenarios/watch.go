@@ -21,7 +21,7 @@ func watchSchemeLessRemoteRefused() Scenario {
 		ID: "watch/scheme-less-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
 		Summary:  "a Stargate given a scheme-less remote watch URL refuses it at start-up",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.SchemeRequired), Control: "watch/cross-region",
+		Expect:   FailClosed(reason.SchemeRequired).From(reason.OriginStargate), Control: "watch/cross-region",
 		Try: loneStargateWatchingRemote("scheme-less-remote", withoutScheme),
 	}
 }
@@ -31,7 +31,7 @@ func watchHTTPToTLSRemoteRefused() Scenario {
 		ID: "watch/http-to-tls-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
 		Summary:  "a Stargate given an http:// remote watch URL in the secure profile refuses it",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.InsecureRefused), Control: "watch/cross-region",
+		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginStargate), Control: "watch/cross-region",
 		Try: loneStargateWatchingRemote("http-to-tls-remote", overHTTP),
 	}
 }

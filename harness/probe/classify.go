@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -29,7 +30,8 @@ func Classify(err error) reason.Reason {
 // nothing: the router and Stargate both answer InvalidArgument, for
 // different reasons), a reason already attached, an x509 verification
 // error (the probe refused), a TLS record from a plaintext peer or a TLS
-// alert the peer sent (the peer refused), a QUIC crypto error, a refused
+// alert the peer sent (the peer refused), the reason.Message a QUIC peer
+// closed the connection with, a QUIC crypto error, a refused
 // connection, a timeout. Anything else is reason.Unknown; nil is
 // reason.None.
 func Refusal(err error) (reason.Reason, reason.Origin) {
@@ -44,6 +46,12 @@ func Refusal(err error) (reason.Reason, reason.Origin) {
 	}
 	if r, o := classifyTLS(err); r != reason.None {
 		return r, o
+	}
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == tunnel.CodeRejected {
+		if m, perr := reason.ParseMessage(ae.ErrorMessage); perr == nil {
+			return m.Reason, m.Origin
+		}
 	}
 	var te *quic.TransportError
 	if errors.As(err, &te) && te.ErrorCode.IsCryptoError() {

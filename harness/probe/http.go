@@ -113,7 +113,8 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 	}
 	resp = &Response{Status: hr.StatusCode, ErrorCode: hr.Header.Get("x-stargate-error-code"), Header: hr.Header, Body: data}
 	if resp.Status == http.StatusNotFound && resp.ErrorCode == string(reason.NoEligibleCandidates) {
-		return resp, reason.Wrap(reason.NoEligibleCandidates, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
+		// The header is Stargate's: it names Stargate as the origin.
+		return resp, reason.WrapFrom(reason.NoEligibleCandidates, reason.OriginStargate, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
 	}
 	return resp, nil
 }
