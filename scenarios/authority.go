@@ -22,7 +22,7 @@ func authorityMissing() Scenario {
 		ID: "authority/missing", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD7},
 		Summary: "a registration whose :authority is the dial host, not a Stargate identity, is refused",
-		Expect:  FailClosed(reason.InvalidAuthority), Control: "authority/routes-to-named",
+		Expect:  FailClosed(reason.InvalidAuthority).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Try: registerNaming(theDialHost),
 	}
 }
@@ -32,17 +32,17 @@ func authorityUnknown() Scenario {
 		ID: "authority/unknown", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD7},
 		Summary: "a registration naming another region's Stargate is refused",
-		Expect:  FailClosed(reason.InvalidAuthority), Control: "authority/routes-to-named",
+		Expect:  FailClosed(reason.InvalidAuthority).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateElsewhere),
 	}
 }
 
-func authorityNotReady() Scenario {
+func authorityNoSuchPod() Scenario {
 	return Scenario{
-		ID: "authority/not-ready", Layer: LayerAuthority, Labels: []string{LabelProbe},
+		ID: "authority/no-such-pod", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
-		Summary: "a registration naming a Stargate with no ready pod is refused as unavailable",
-		Expect:  FailClosed(reason.Unavailable), Control: "authority/routes-to-named",
+		Summary: "a registration naming a Stargate pod that does not exist is refused by the router as no-such-pod",
+		Expect:  FailClosed(reason.NoSuchPod).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateWithNoPod),
 	}
 }
@@ -52,7 +52,7 @@ func authorityDashedIP() Scenario {
 		ID: "authority/dashed-ip", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD5, DoD7, Defect4},
 		Summary: "a registration naming a pod by its dashed IP (the SRV defect's identity) is refused",
-		Expect:  FailClosed(reason.InvalidAuthority, reason.Unavailable), Control: "authority/routes-to-named",
+		Expect:  FailClosed(reason.InvalidAuthority, reason.NoSuchPod).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Try: registerNaming(thePodsDashedIP),
 	}
 }

@@ -21,7 +21,7 @@ func Catalogue() []Scenario {
 		authorityRoutesToNamed(),
 		authorityMissing(),
 		authorityUnknown(),
-		authorityNotReady(),
+		authorityNoSuchPod(),
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),

@@ -47,6 +47,7 @@ func TestCatalogueIsConsistent(t *testing.T) {
 			require.NotEqual(t, reason.Unknown, r, s.ID)
 			require.NotEqual(t, reason.None, r, s.ID)
 		}
+		require.NotEmpty(t, s.Expect.Origins(), "%s: a fail-closed scenario names who must refuse (FailClosed(…).From(origin))", s.ID)
 	}
 }
 
@@ -81,6 +82,12 @@ func TestExpectationJudge(t *testing.T) {
 	require.ErrorContains(t, fc.Judge(nil), "but it succeeded")
 	require.ErrorContains(t, fc.Judge(other), `another reason, "timeout"`)
 	require.ErrorContains(t, fc.Judge(errors.New("untyped")), `another reason, "unknown"`)
+
+	byProbe := fc.From(reason.OriginProbe)
+	require.Equal(t, "fail-closed(unknown-authority|hostname-mismatch from probe)", byProbe.String())
+	require.NoError(t, byProbe.Judge(reason.WrapFrom(reason.UnknownAuthority, reason.OriginProbe, errors.New("x509"))))
+	require.ErrorContains(t, byProbe.Judge(reason.WrapFrom(reason.UnknownAuthority, reason.OriginPeer, errors.New("alert"))), `from another origin, "peer"`)
+	require.ErrorContains(t, byProbe.Judge(refused), `from another origin, "unnamed"`, "a refusal that names no origin fails an expectation that names one")
 }
 
 func TestFilter(t *testing.T) {

@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -56,15 +58,44 @@ func (d Doc) Reasons() []reason.Reason {
 	return out
 }
 
-// Failure returns the first non-transient reason the document reports, or
-// None.
-func (d Doc) Failure() reason.Reason {
-	for _, r := range d.Reasons() {
-		if !transient(r) {
-			return r
+// Refusals lists the non-transient reasons the document reports, each
+// with its origin: the "origin" field of the object that holds the reason,
+// else owner (the role whose document it is). The order is the document's,
+// with every object's keys sorted, and each refusal is listed once, so the
+// same document always gives the same list.
+func (d Doc) Refusals(owner reason.Origin) []reason.Message {
+	var out []reason.Message
+	walk(d.v, "", func(key string, v any, parent map[string]any) {
+		str, ok := v.(string)
+		if !ok || str == "" || !isReasonKey(key) || transient(reason.Reason(str)) {
+			return
 		}
+		m := reason.Message{Reason: reason.Reason(str), Origin: owner}
+		if o, ok := parent["origin"].(string); ok && o != "" {
+			m.Origin = reason.Origin(o)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
+// Failure returns the document's refusals (Refusals) as an error that
+// names the document, nil when there are none. Each refusal is a
+// *reason.Error; several are joined, so a judge sees every one of them
+// rather than one picked by map order.
+func (d Doc) Failure(owner reason.Origin) error {
+	rs := d.Refusals(owner)
+	if len(rs) == 0 {
+		return nil
 	}
-	return reason.None
+	errs := make([]error, 0, len(rs)+1)
+	for _, m := range rs {
+		errs = append(errs, reason.WrapFrom(m.Reason, m.Origin, fmt.Errorf("%s %s refused", owner, d.Pod)))
+	}
+	errs = append(errs, fmt.Errorf("its /status: %s", d))
+	return errors.Join(errs...)
 }
 
 // Entries returns the objects of the document that mention s (a Stargate
@@ -112,11 +143,13 @@ func isReasonKey(k string) bool {
 	return strings.EqualFold(k, "reason") || strings.HasSuffix(k, "Reason") || strings.HasSuffix(k, "_reason")
 }
 
-// walk visits every leaf of v with its key and the object holding it.
+// walk visits every leaf of v with its key and the object holding it, an
+// object's keys in sorted order.
 func walk(v any, key string, visit func(key string, v any, parent map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, c := range x {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			c := x[k]
 			switch c.(type) {
 			case map[string]any, []any:
 				walk(c, k, visit)

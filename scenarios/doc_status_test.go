@@ -38,14 +38,41 @@ func TestDocReadsByValue(t *testing.T) {
 	require.False(t, connectedVia(doc(t, `{"registrations": [{"reverse_tunnel_pylon_dial_addr": "quic.region-a.nvcf.test:50072", "state": "registered"}]}`), "quic.region-a.nvcf.test"),
 		"a registration naming the tunnel's address is not a connected tunnel")
 	require.Equal(t, []reason.Reason{reason.Timeout}, d.Reasons())
-	require.Equal(t, reason.None, d.Failure(), "timeout is transient")
+	require.NoError(t, d.Failure(reason.OriginPylon), "timeout is transient")
 
 	refused := doc(t, `{"bootstrap": {"url": "https://stargate.region-a.nvcf.test:50071", "state": "failed", "reason": "no-trust", "error": "trust bundle: no certificate"}, "registrations": []}`)
-	require.Equal(t, reason.NoTrust, refused.Failure())
+	f := refused.Failure(reason.OriginPylon)
+	require.Equal(t, reason.NoTrust, reason.Of(f))
+	require.Equal(t, reason.OriginPylon, reason.OriginOf(f), "the document's owner, when no origin is named")
 	require.False(t, stillHealthy(refused, "stargate.region-a.nvcf.test"))
 
 	// A Stargate document lists inference servers by id.
 	sg := doc(t, `{"role": "stargate", "stargate_id": "stargate-0", "inference_servers": [{"id": "authority-1a2b", "authority": "stargate-0.sg.region-a.nvcf.test:50071"}]}`)
 	require.True(t, sg.Mentions("authority-1a2b"))
 	require.False(t, sg.Mentions("authority-ffff"))
+}
+
+// A document that holds several refusals gives all of them, in the same
+// order every time, each with the origin named beside it.
+func TestDocRefusalsAreDeterministic(t *testing.T) {
+	const text = `{"registrations": [
+		{"stargate": "sg-1", "state": "backoff", "reason": "invalid-authority", "origin": "router"},
+		{"stargate": "sg-0", "state": "backoff", "reason": "unknown-authority"},
+		{"stargate": "sg-2", "state": "backoff", "reason": "not-ready", "origin": "router"}
+	], "watch": {"reason": "hostname-mismatch"}, "bootstrap": {"reason": "unknown-authority"}}`
+	want := []reason.Message{
+		{Reason: reason.UnknownAuthority, Origin: reason.OriginPylon},
+		{Reason: reason.InvalidAuthority, Origin: reason.OriginRouter},
+		{Reason: reason.HostnameMismatch, Origin: reason.OriginPylon},
+	}
+	for range 50 { // map order differs from decode to decode
+		require.Equal(t, want, doc(t, text).Refusals(reason.OriginPylon))
+	}
+	f := doc(t, text).Failure(reason.OriginPylon)
+	require.Len(t, refusalsIn(f), 3, "every refusal reaches the judge")
+	// A case expecting one of them fails on the others.
+	require.Error(t, FailClosed(reason.UnknownAuthority).From(reason.OriginPylon).Judge(f))
+	require.NoError(t, FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch).Judge(f))
+	require.Error(t, FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch).From(reason.OriginPylon).Judge(f),
+		"invalid-authority came from the router")
 }

@@ -43,7 +43,7 @@ func invocationNoEligibleBackend() Scenario {
 		ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
-		Expect:  FailClosed(reason.NoEligibleCandidates), Control: "invocation/in-region",
+		Expect:  FailClosed(reason.NoEligibleCandidates).From(reason.OriginStargate), Control: "invocation/in-region",
 		Try: invokeUnservedModel,
 	}
 }

@@ -126,10 +126,12 @@ func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]stri
 }
 
 // transient reasons say "not yet" rather than "refused": a component that
-// reports them may still succeed once its peers are up.
+// reports them may still succeed once its peers are up (a Stargate that is
+// not ready yet, or was replaced by a rollout, say).
 func transient(r reason.Reason) bool {
 	switch r {
-	case reason.None, reason.ConnectionRefused, reason.Timeout, reason.Unavailable, reason.Unknown:
+	case reason.None, reason.ConnectionRefused, reason.Timeout, reason.Unavailable, reason.Unknown,
+		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced:
 		return true
 	}
 	return false

@@ -22,7 +22,7 @@ func quicBadToken() Scenario {
 		ID: "quic/bad-token", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel handshake with a wrong token is refused",
-		Expect:  FailClosed(reason.BadToken), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.BadToken).From(reason.OriginStargate), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withWrongToken),
 	}
 }
@@ -32,7 +32,7 @@ func quicMissingClientCert() Scenario {
 		ID: "quic/missing-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel without a client certificate is refused",
-		Expect:  FailClosed(reason.ClientCertRequired), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.ClientCertRequired).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withoutClientCert),
 	}
 }
@@ -42,7 +42,7 @@ func quicUntrustedClientCert() Scenario {
 		ID: "quic/untrusted-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6, DoD7},
 		Summary: "a tunnel with a client certificate from an untrusted root is refused",
-		Expect:  FailClosed(reason.UntrustedClientCert), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UntrustedClientCert).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUntrustedClientCert),
 	}
 }
@@ -52,7 +52,7 @@ func quicWrongServerRoot() Scenario {
 		ID: "quic/wrong-server-root", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD7, DoD8},
 		Summary: "a Pylon trusting another root refuses the tunnel's server",
-		Expect:  FailClosed(reason.UnknownAuthority), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(trustingAnotherServerRoot),
 	}
 }
@@ -62,7 +62,7 @@ func quicUnknownSNI() Scenario {
 		ID: "quic/unknown-sni", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "the relay refuses an SNI naming no ready Stargate",
-		Expect:  FailClosed(reason.UnknownSNI), Control: "quic/tunnel-up",
+		Expect:  FailClosed(reason.UnknownSNI).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUnknownSNI),
 	}
 }

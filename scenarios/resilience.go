@@ -71,7 +71,7 @@ func resilienceDowngradeMITM() Scenario {
 		Covers:   []Requirement{DoD1, DoD7, Defect1},
 		Summary:  "a man in the middle on the bootstrap ingress path answers plaintext h2c: a fresh Pylon refuses with plaintext-to-tls and never registers there",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.PlaintextToTLS), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.PlaintextToTLS).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonUnderFault("downgrade", downgradeMITM),
 	}
 }
@@ -82,7 +82,7 @@ func resilienceDNSSpoof() Scenario {
 		Covers:   []Requirement{DoD1, DoD7},
 		Summary:  "the workers' DNS answers the bootstrap ingress name with another region's ingress: a fresh Pylon refuses the handshake, never registers",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.HostnameMismatch, reason.UnknownAuthority), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.HostnameMismatch, reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonUnderFault("dns-spoof", dnsSpoofToRemote),
 	}
 }
@@ -109,7 +109,7 @@ func resilienceCertRotationWrongRoot() Scenario {
 		Covers:   []Requirement{DoD7},
 		Summary:  "the ingress certificate is rotated in place to one of the wrong root: new handshakes fail closed with unknown-authority",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",
+		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "tls/verified-watch",
 		Try: watchAfterRotation,
 	}
 }

@@ -108,9 +108,10 @@ type Scenario struct {
 func (s Scenario) HasLabel(l string) bool { return slices.Contains(s.Labels, l) }
 
 // Expectation is what a scenario must observe: Pass, or a refusal for one
-// of the given typed reasons.
+// of the given typed reasons, by the given origin when it names one.
 type Expectation struct {
 	reasons []reason.Reason
+	origins []reason.Origin
 }
 
 // Pass expects the thing to work end to end.
@@ -121,13 +122,25 @@ func FailClosed(reasons ...reason.Reason) Expectation {
 	return Expectation{reasons: slices.Clone(reasons)}
 }
 
+// From names who must refuse: one of origins. A refusal for the expected
+// reason by another component (Stargate's invalid-registration for the
+// router's invalid-authority, say, or the probe's own verification for the
+// peer's alert) then fails the case.
+func (e Expectation) From(origins ...reason.Origin) Expectation {
+	e.origins = slices.Clone(origins)
+	return e
+}
+
 // IsPass reports whether e is Pass.
 func (e Expectation) IsPass() bool { return len(e.reasons) == 0 }
 
 // Reasons are the accepted refusal reasons (none for Pass).
 func (e Expectation) Reasons() []reason.Reason { return slices.Clone(e.reasons) }
 
-// String renders "pass" or "fail-closed(r1|r2)".
+// Origins are the accepted origins (none: any).
+func (e Expectation) Origins() []reason.Origin { return slices.Clone(e.origins) }
+
+// String renders "pass" or "fail-closed(r1|r2 from o1|o2)".
 func (e Expectation) String() string {
 	if e.IsPass() {
 		return "pass"
@@ -136,12 +149,21 @@ func (e Expectation) String() string {
 	for i, r := range e.reasons {
 		rs[i] = string(r)
 	}
-	return "fail-closed(" + strings.Join(rs, "|") + ")"
+	s := strings.Join(rs, "|")
+	if len(e.origins) > 0 {
+		os := make([]string, len(e.origins))
+		for i, o := range e.origins {
+			os[i] = string(o)
+		}
+		s += " from " + strings.Join(os, "|")
+	}
+	return "fail-closed(" + s + ")"
 }
 
 // Judge compares what was observed (the error a Try returned) with e and
 // returns nil when they agree, else an error saying what was expected and
-// what happened.
+// what happened. Every typed refusal the error holds (a step may report
+// several, joined) must be an expected reason from an expected origin.
 func (e Expectation) Judge(observed error) error {
 	got := reason.Of(observed)
 	switch {
@@ -151,9 +173,47 @@ func (e Expectation) Judge(observed error) error {
 		return fmt.Errorf("expected pass, got a failure with reason %q: %w", got, observed)
 	case observed == nil:
 		return fmt.Errorf("expected %s, but it succeeded: nothing refused it", e)
-	case slices.Contains(e.reasons, got):
-		return nil
-	default:
-		return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, got, observed)
 	}
+	refusals := refusalsIn(observed)
+	if len(refusals) == 0 {
+		return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, reason.Unknown, observed)
+	}
+	for _, r := range refusals {
+		if !slices.Contains(e.reasons, r.Reason) {
+			return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, r.Reason, observed)
+		}
+		if len(e.origins) > 0 && !slices.Contains(e.origins, r.Origin) {
+			return fmt.Errorf("expected %s, got %q from another origin, %q: %w", e, r.Reason, originName(r.Origin), observed)
+		}
+	}
+	return nil
+}
+
+func originName(o reason.Origin) string {
+	if o == "" {
+		return "unnamed"
+	}
+	return string(o)
+}
+
+// refusalsIn lists the typed refusals err holds: the outermost
+// *reason.Error of each branch of its tree (errors.Join, several %w).
+func refusalsIn(err error) []*reason.Error {
+	var out []*reason.Error
+	var walk func(error)
+	walk = func(err error) {
+		switch x := err.(type) {
+		case nil:
+		case *reason.Error:
+			out = append(out, x)
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return out
 }

@@ -33,8 +33,8 @@ func (e *Env) PylonRegisteredEverywhere(ctx context.Context, name string, d time
 			for _, p := range pods {
 				if !stillHealthy(doc, e.Identity(r, p.Name)) {
 					last = fmt.Errorf("pylon %s holds no healthy registration with %s: %s", name, e.Identity(r, p.Name), doc)
-					if f := doc.Failure(); f != reason.None {
-						last = reason.Wrap(f, last)
+					if f := doc.Failure(reason.OriginPylon); f != nil {
+						last = fmt.Errorf("%w: %w", last, f)
 					}
 					return last
 				}

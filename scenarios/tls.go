@@ -28,7 +28,7 @@ func tlsWrongRoot() Scenario {
 		ID: "tls/wrong-root", Layer: LayerTLS, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD7, Defect3},
 		Summary: "a client trusting only another root refuses the ingress",
-		Expect:  FailClosed(reason.UnknownAuthority), Control: "tls/verified-watch",
+		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(trustingAnotherRoot),
 	}
 }
@@ -38,7 +38,7 @@ func tlsPlaintextToTLSPort() Scenario {
 		ID: "tls/plaintext-to-tls-port", Layer: LayerTLS, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD3, DoD7},
 		Summary: "the ingress refuses plaintext h2c on its TLS port",
-		Expect:  FailClosed(reason.PlaintextToTLS), Control: "tls/verified-watch",
+		Expect:  FailClosed(reason.PlaintextToTLS).From(reason.OriginPeer), Control: "tls/verified-watch",
 		Try: watchBootstrapIngress(inPlaintext),
 	}
 }
@@ -60,7 +60,7 @@ func tlsWrongRootServer() Scenario {
 		Covers:   []Requirement{DoD1, DoD7, Defect1},
 		Summary:  "Pylon refuses an ingress whose certificate chains to an untrusted root",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.UnknownAuthority), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("wrong-root-server", pki.ServerWrongRoot),
 	}
 }
@@ -71,7 +71,7 @@ func tlsWrongHostname() Scenario {
 		Covers:   []Requirement{DoD3, DoD7, Defect1},
 		Summary:  "Pylon refuses an ingress certificate that does not cover the dial hostname",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.HostnameMismatch), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("wrong-hostname", pki.ServerWrongHost),
 	}
 }
@@ -82,7 +82,7 @@ func tlsExpiredServerCert() Scenario {
 		Covers:   []Requirement{DoD1, Defect1},
 		Summary:  "Pylon refuses an expired ingress certificate",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.Expired), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.Expired).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylonAgainstIngressCert("expired-server-cert", pki.ServerExpired),
 	}
 }
@@ -93,7 +93,7 @@ func tlsMissingTrust() Scenario {
 		Covers:   []Requirement{DoD2, DoD7, Defect2},
 		Summary:  "a Pylon whose configured trust bundle does not exist refuses to start its connections",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
-		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("missing-trust", withMissingTrustBundle),
 	}
 }
@@ -104,7 +104,7 @@ func tlsMalformedBundle() Scenario {
 		Covers:   []Requirement{DoD2, Defect2},
 		Summary:  "a Pylon whose trust bundle is partially malformed rejects it as a whole",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
-		Expect:   FailClosed(reason.NoTrust), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("malformed-bundle", withMalformedTrustBundle),
 	}
 }
@@ -115,7 +115,7 @@ func tlsExplicitHTTPRefused() Scenario {
 		Covers:   []Requirement{DoD1, DoD4},
 		Summary:  "in the secure profile Pylon refuses an explicit http:// bootstrap address",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.InsecureRefused), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }
@@ -126,7 +126,7 @@ func tlsExplicitHTTPInsecureProfile() Scenario {
 		Covers:   []Requirement{DoD1},
 		Summary:  "in the insecure profile Pylon accepts an explicit http:// address and dials plaintext, which the TLS port still refuses",
 		Requires: Requirements{Profiles: []matrix.Profile{matrix.Insecure}},
-		Expect:   FailClosed(reason.PlaintextToTLS), Control: "tls/pylon-verified",
+		Expect:   FailClosed(reason.PlaintextToTLS).From(reason.OriginPylon), Control: "tls/pylon-verified",
 		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }

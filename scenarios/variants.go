@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,8 +61,8 @@ func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) er
 			last = err
 			return err
 		}
-		if r := doc.Failure(); r != reason.None {
-			decided = reason.Wrap(r, fmt.Errorf("pylon %s refused with reason %q: %s", name, r, doc))
+		if f := doc.Failure(reason.OriginPylon); f != nil {
+			decided = fmt.Errorf("pylon %s refused: %w", name, f)
 			return nil
 		}
 		for _, suffix := range e.IdentitySuffixes() {
@@ -89,8 +88,9 @@ func (e *Env) PylonOutcome(ctx context.Context, name string, d time.Duration) er
 }
 
 // pylonExit reports a Pylon container that ended (or ended before its
-// current restart) with a non-zero code: a refusal to start. The reason is
-// the one its termination message names, else reason.Unknown.
+// current restart) with a non-zero code: a refusal to start. The reason and
+// origin are those of its termination message (terminated), else
+// reason.Unknown.
 func (e *Env) pylonExit(ctx context.Context, name string) error {
 	cs, err := e.Kube(e.Workers())
 	if err != nil {
@@ -109,8 +109,7 @@ func (e *Env) pylonExit(ctx context.Context, name string) error {
 				if t == nil || t.ExitCode == 0 {
 					continue
 				}
-				return reason.Wrap(reasonIn(t.Message), fmt.Errorf("pylon %s (pod %s) exited with code %d after %d restarts, before serving /status: %q",
-					name, p.Name, t.ExitCode, st.RestartCount, strings.TrimSpace(t.Message)))
+				return terminated(t, fmt.Sprintf("pylon %s (pod %s) exited with code %d after %d restarts, before serving /status", name, p.Name, t.ExitCode, st.RestartCount))
 			}
 		}
 	}

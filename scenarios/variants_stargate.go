@@ -53,9 +53,9 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 	}
 	c.Args = args
 	c.ReadinessProbe = nil
-	// A refusal at start-up ends the process: its last words become the
-	// container's termination message, which the API reports.
-	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	// A refusal at start-up ends the process, which writes it as a
+	// reason.Message to the template's terminationMessagePath; the API
+	// reports it as the terminated state's message (terminated).
 	api := cs.CoreV1().Pods(ns)
 	del := func(ctx context.Context) error {
 		zero := int64(0)
@@ -107,7 +107,7 @@ func (e *Env) stargateTemplate(ctx context.Context, region string) (*corev1.PodT
 // StargateOutcome waits until the lone Stargate pod either watches its
 // remote region (a healthy status entry mentioning remoteHost: nil) or
 // refuses for a non-transient reason, read from its /status or, when the
-// process refused to start at all, from its container's termination
+// process refused to start at all, from its container's typed termination
 // message.
 func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost string) error {
 	cs, err := e.Kube(region)
@@ -122,8 +122,7 @@ func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost strin
 		}
 		for _, st := range p.Status.ContainerStatuses {
 			if t := st.State.Terminated; t != nil {
-				r := reasonIn(t.Message)
-				decided = reason.Wrap(r, fmt.Errorf("Stargate %s exited with code %d: %s", pod, t.ExitCode, strings.TrimSpace(t.Message)))
+				decided = terminated(t, fmt.Sprintf("Stargate %s exited with code %d", pod, t.ExitCode))
 				return nil
 			}
 		}
@@ -134,8 +133,8 @@ func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost strin
 		if err != nil {
 			return err
 		}
-		if r := doc.Failure(); r != reason.None {
-			decided = reason.Wrap(r, fmt.Errorf("Stargate %s refused with reason %q: %s", pod, r, doc))
+		if f := doc.Failure(reason.OriginStargate); f != nil {
+			decided = fmt.Errorf("Stargate %s refused: %w", pod, f)
 			return nil
 		}
 		for _, entry := range doc.Entries(remoteHost) {
@@ -152,15 +151,14 @@ func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost strin
 	return decided
 }
 
-// reasonIn finds a known reason named in a termination message.
-func reasonIn(msg string) reason.Reason {
-	for _, r := range []reason.Reason{reason.SchemeRequired, reason.InsecureRefused, reason.NoTrust,
-		reason.UnknownAuthority, reason.HostnameMismatch, reason.Expired, reason.PlaintextToTLS,
-		reason.BadCertificate, reason.InvalidAuthority, reason.BadToken, reason.ClientCertRequired,
-		reason.UntrustedClientCert, reason.UnknownSNI} {
-		if strings.Contains(msg, string(r)) {
-			return r
-		}
+// terminated is the refusal a terminated container's message holds: the
+// reason.Message the component wrote to its terminationMessagePath. Any
+// other message (a crash's log tail, say) is reported, quoted, with
+// reason.Unknown: nothing searches it for a reason.
+func terminated(t *corev1.ContainerStateTerminated, what string) error {
+	m, err := reason.ParseMessage(strings.TrimSpace(t.Message))
+	if err != nil {
+		return reason.Wrap(reason.Unknown, fmt.Errorf("%s, without a typed termination message: %w", what, err))
 	}
-	return reason.Unknown
+	return reason.WrapFrom(m.Reason, m.Origin, fmt.Errorf("%s: %s", what, m.Detail))
 }

@@ -23,7 +23,7 @@ func watchSchemeLessRemoteRefused() Scenario {
 		Covers:   []Requirement{DoD4, Defect5},
 		Summary:  "a Stargate given a scheme-less remote watch URL refuses it at start-up",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.SchemeRequired), Control: "watch/cross-region",
+		Expect:   FailClosed(reason.SchemeRequired).From(reason.OriginStargate), Control: "watch/cross-region",
 		Try: loneStargateWatchingRemote("scheme-less-remote", withoutScheme),
 	}
 }
@@ -34,7 +34,7 @@ func watchHTTPToTLSRemoteRefused() Scenario {
 		Covers:   []Requirement{DoD4, DoD7, Defect5},
 		Summary:  "a Stargate given an http:// remote watch URL in the secure profile refuses it",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		Expect:   FailClosed(reason.InsecureRefused), Control: "watch/cross-region",
+		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginStargate), Control: "watch/cross-region",
 		Try: loneStargateWatchingRemote("http-to-tls-remote", overHTTP),
 	}
 }

@@ -15,7 +15,7 @@ func TestListPrintsTheCatalogue(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Equal(t, []string{"ID", "LAYER", "EXPECT", "CONTROL", "LABELS"}, strings.Fields(lines[0]))
 	require.Contains(t, out.String(), "quic/bad-token")
-	require.Contains(t, out.String(), "fail-closed(bad-token)")
+	require.Contains(t, out.String(), "fail-closed(bad-token from stargate)")
 	require.Contains(t, out.String(), "quic/tunnel-up")
 	require.NotContains(t, out.String(), "tls/")
 	require.True(t, strings.HasSuffix(lines[len(lines)-1], "scenarios"))

@@ -13,9 +13,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
-// role is one component: its name, a one-line summary and its entry point.
+// role is one component: its name (also the reason.Origin of its
+// refusals), a one-line summary and its entry point.
 type role struct {
 	name    string
 	summary string
@@ -52,7 +55,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for _, r := range roles() {
 		if r.name == args[0] {
-			return r.run(ctx, args[1:], stdout, stderr)
+			err := r.run(ctx, args[1:], stdout, stderr)
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				m := reason.MessageOf(err, reason.Origin(r.name))
+				if werr := writeTermination(os.Getenv(reason.TerminationPathEnv), m); werr != nil {
+					err = errors.Join(err, werr)
+				}
+			}
+			return err
 		}
 	}
 	usage(stderr)
@@ -64,6 +74,20 @@ func usage(w io.Writer) {
 	for _, r := range roles() {
 		fmt.Fprintf(w, "  %-9s %s\n", r.name, r.summary)
 	}
+}
+
+// writeTermination writes m to path (the container's
+// terminationMessagePath, from reason.TerminationPathEnv), so the kubelet
+// reports the typed refusal as the terminated state's message. An empty
+// path writes nothing: outside a pod there is no such file.
+func writeTermination(path string, m reason.Message) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(m.Encode()), 0o644); err != nil {
+		return fmt.Errorf("write the termination message to %s (%s): %w", path, reason.TerminationPathEnv, err)
+	}
+	return nil
 }
 
 // roleLogger is a role's structured logger on stderr.

@@ -13,66 +13,74 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
-// TLS alerts that name a reason (RFC 8446 §6).
-const (
-	alertBadCertificate     = 42
-	alertCertificateExpired = 45
-	alertUnknownCA          = 48
-	alertUnrecognizedName   = 112
-	alertCertRequired       = 116
-)
-
-// Classify returns the typed reason of a probe's failure, from the error
-// values themselves (never from their text): a reason already attached, an
-// x509 verification error, a TLS record from a plaintext peer, a TLS alert
-// sent by the peer, a QUIC crypto error, a refused connection, a timeout,
-// or a gRPC status code the router uses for refusals. Anything else is
-// reason.Unknown; nil is reason.None.
+// Classify returns the typed reason of a probe's failure (Refusal without
+// its origin).
 func Classify(err error) reason.Reason {
+	r, _ := Refusal(err)
+	return r
+}
+
+// Refusal returns the typed reason of a probe's failure and who refused,
+// from the error values themselves (never from their text): the reason and
+// origin a gRPC status names in its details (the code alone names
+// nothing: the router and Stargate both answer InvalidArgument, for
+// different reasons), a reason already attached, an x509 verification
+// error (the probe refused), a TLS record from a plaintext peer or a TLS
+// alert the peer sent (the peer refused), the reason.Message a QUIC peer
+// closed the connection with, a QUIC crypto error, a refused
+// connection, a timeout. Anything else is reason.Unknown; nil is
+// reason.None.
+func Refusal(err error) (reason.Reason, reason.Origin) {
 	if err == nil {
-		return reason.None
+		return reason.None, ""
+	}
+	if r, o, ok := reason.FromStatus(err); ok {
+		return r, o
 	}
 	if r := reason.Of(err); r != reason.Unknown {
-		return r
+		return r, reason.OriginOf(err)
 	}
-	if r := classifyTLS(err); r != reason.None {
-		return r
+	if r, o := classifyTLS(err); r != reason.None {
+		return r, o
+	}
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == tunnel.CodeRejected {
+		if m, perr := reason.ParseMessage(ae.ErrorMessage); perr == nil {
+			return m.Reason, m.Origin
+		}
 	}
 	var te *quic.TransportError
 	if errors.As(err, &te) && te.ErrorCode.IsCryptoError() {
 		if r := classifyAlert(uint8(te.ErrorCode-0x100), te.Remote); r != reason.None {
-			return r
+			return r, reason.OriginPeer
 		}
 	}
 	var hte *quic.HandshakeTimeoutError
 	var ite *quic.IdleTimeoutError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return reason.ConnectionRefused
+		return reason.ConnectionRefused, reason.OriginPeer
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &hte), errors.As(err, &ite):
-		return reason.Timeout
+		return reason.Timeout, ""
 	}
-	if s, ok := status.FromError(err); ok {
-		switch s.Code() {
-		case codes.InvalidArgument:
-			return reason.InvalidAuthority
-		case codes.DeadlineExceeded:
-			return reason.Timeout
-		}
+	if s, ok := status.FromError(err); ok && s.Code() == codes.DeadlineExceeded {
+		return reason.Timeout, ""
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return reason.Timeout
+		return reason.Timeout, ""
 	}
-	return reason.Unknown
+	return reason.Unknown, ""
 }
 
-// classifyTLS maps verification errors, plaintext records and remote alerts.
-func classifyTLS(err error) reason.Reason {
+// classifyTLS maps verification errors (the probe refused), plaintext
+// records and remote alerts (the peer refused).
+func classifyTLS(err error) (reason.Reason, reason.Origin) {
 	var ua x509.UnknownAuthorityError
 	var he x509.HostnameError
 	var ci x509.CertificateInvalidError
@@ -80,66 +88,69 @@ func classifyTLS(err error) reason.Reason {
 	var ae tls.AlertError
 	switch {
 	case errors.As(err, &ua):
-		return reason.UnknownAuthority
+		return reason.UnknownAuthority, reason.OriginProbe
 	case errors.As(err, &he):
-		return reason.HostnameMismatch
+		return reason.HostnameMismatch, reason.OriginProbe
 	case errors.As(err, &ci):
 		if ci.Reason == x509.Expired {
-			return reason.Expired
+			return reason.Expired, reason.OriginProbe
 		}
-		return reason.BadCertificate
+		return reason.BadCertificate, reason.OriginProbe
 	case errors.As(err, &rh):
-		return reason.PlaintextToTLS
+		return reason.PlaintextToTLS, reason.OriginPeer
 	case errors.As(err, &ae):
-		return classifyAlert(uint8(ae), true)
+		return classifyAlert(uint8(ae), true), reason.OriginPeer
 	}
 	// crypto/tls reports an alert received over TCP as a *net.OpError with
 	// Op "remote error" around an unexported alert type; compare it with
 	// the exported AlertError of the same code.
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "remote error" && oe.Err != nil {
-		for _, a := range []uint8{alertBadCertificate, alertCertificateExpired, alertUnknownCA, alertUnrecognizedName, alertCertRequired} {
+		for _, a := range reason.Alerts {
 			if oe.Err.Error() == tls.AlertError(a).Error() {
-				return classifyAlert(a, true)
+				return classifyAlert(a, true), reason.OriginPeer
 			}
 		}
 	}
-	return reason.None
+	return reason.None, ""
 }
 
-// classifyAlert maps a TLS alert. Alerts the peer sent about our client
-// certificate or our SNI name a reason; local alerts were already
-// classified from the verification error they carry.
+// classifyAlert maps a TLS alert the peer sent, each to its own reason
+// (reason.OfAlert). Local alerts were already classified from the
+// verification error they carry.
 func classifyAlert(a uint8, remote bool) reason.Reason {
 	if !remote {
 		return reason.None
 	}
-	switch a {
-	case alertCertRequired:
-		return reason.ClientCertRequired
-	case alertUnknownCA, alertBadCertificate:
-		return reason.UntrustedClientCert
-	case alertCertificateExpired:
-		return reason.Expired
-	case alertUnrecognizedName:
-		return reason.UnknownSNI
+	if r := reason.OfAlert(a); r != reason.Unknown {
+		return r
 	}
 	return reason.None
 }
 
-// classified wraps err with its reason, falling back to fallback when the
-// error itself names none (fallback comes from sniffing the peer).
-func classified(err error, fallback reason.Reason) error {
+// classified wraps err with its reason and origin, falling back to
+// fallback when the error itself names none (fallback comes from sniffing
+// the peer, or from the message a peer closed a QUIC connection with).
+func classified(err error, fallback reason.Message) error {
 	if err == nil {
 		return nil
 	}
-	r := Classify(err)
-	if r == reason.Unknown && fallback != reason.None {
-		r = fallback
+	r, o := Refusal(err)
+	if r == reason.Unknown && fallback.Reason != reason.None {
+		r, o = fallback.Reason, fallback.Origin
 	}
 	var re *reason.Error
-	if errors.As(err, &re) && re.Reason == r {
+	if errors.As(err, &re) && re.Reason == r && re.Origin == o {
 		return err
 	}
-	return reason.Wrap(r, err)
+	return reason.WrapFrom(r, o, err)
+}
+
+// fromPeer is what sniffing found: r (PlaintextToTLS, say) refused by the
+// peer, or nothing.
+func fromPeer(r reason.Reason) reason.Message {
+	if r == reason.None {
+		return reason.Message{}
+	}
+	return reason.Message{Reason: r, Origin: reason.OriginPeer}
 }

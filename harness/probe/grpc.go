@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/status"
 
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
@@ -87,17 +85,15 @@ func (p *Prober) dialGRPC(t GRPCTarget) (*grpcConn, error) {
 }
 
 // fail turns a call's error into a classified error that names the target
-// and the deeper cause the connection recorded.
+// and the deeper cause the connection recorded. A status without a typed
+// reason in its details stays unknown whatever its code: an Unavailable
+// after the handshake may be any outage, not the refusal a case expects.
 func (p *Prober) fail(ctx context.Context, op string, t GRPCTarget, c *grpcConn, err error) error {
 	cause, sniffed := p.explain(ctx, c.rec, t.Addr, t.TLS.Plaintext)
 	if cause != nil && !errors.Is(err, cause) {
 		err = fmt.Errorf("%w (connection: %w)", err, cause)
 	}
-	_, handshake, _, _ := c.rec.snapshot()
-	if sniffed == reason.None && handshake && Classify(err) == reason.Unknown && isUnavailable(err) && cause == nil {
-		sniffed = reason.Unavailable
-	}
-	return classified(fmt.Errorf("%s %s: %w", op, t.describe(), err), sniffed)
+	return classified(fmt.Errorf("%s %s: %w", op, t.describe(), err), fromPeer(sniffed))
 }
 
 // Watch calls WatchStargates and returns the first response.
@@ -274,12 +270,6 @@ func (r *Registration) beat(ctx context.Context, stream grpc.BidiStreamingClient
 	}
 }
 
-// isUnavailable reports a gRPC Unavailable status.
-func isUnavailable(err error) bool {
-	s, ok := status.FromError(err)
-	return ok && s.Code() == codes.Unavailable
-}
-
 // stripScheme turns an advertised address ("https://a.b:50071") into an
 // :authority ("a.b:50071").
 func stripScheme(addr string) string {
@@ -304,12 +294,12 @@ func (p *Prober) PeerCertificate(ctx context.Context, t GRPCTarget) (*x509.Certi
 	}
 	raw, err := p.dialTCP(ctx, t.Addr)
 	if err != nil {
-		return nil, reason.Wrap(Classify(err), err)
+		return nil, classified(err, reason.Message{})
 	}
 	c := tls.Client(raw, cfg)
 	defer c.Close()
 	if err := c.HandshakeContext(ctx); err != nil {
-		return nil, reason.Wrap(Classify(err), fmt.Errorf("TLS handshake with %s: %w", t.Addr, err))
+		return nil, classified(fmt.Errorf("TLS handshake with %s: %w", t.Addr, err), reason.Message{})
 	}
 	return c.ConnectionState().PeerCertificates[0], nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ type fakeStargate struct {
 	stargatepb.UnimplementedStargateControlPlaneServer
 	mu          sync.Mutex
 	authorities []string
+	// refusal, when set, ends every registration with a valid authority.
+	refusal error
 }
 
 func (f *fakeStargate) WatchStargates(_ *stargatepb.WatchStargatesRequest, s grpc.ServerStreamingServer[stargatepb.WatchStargatesResponse]) error {
@@ -38,9 +41,13 @@ func (f *fakeStargate) RegisterInferenceServer(s grpc.BidiStreamingServer[starga
 	auth := strings.Join(md.Get(":authority"), ",")
 	f.mu.Lock()
 	f.authorities = append(f.authorities, auth)
+	refusal := f.refusal
 	f.mu.Unlock()
 	if !strings.HasSuffix(strings.Split(auth, ":")[0], ".sg.test") {
-		return status.Errorf(codes.InvalidArgument, "registration requires a target stargate authority, got %q", auth)
+		return reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginRouter, fmt.Sprintf("registration requires a target stargate authority, got %q", auth))
+	}
+	if refusal != nil {
+		return refusal
 	}
 	if err := s.SendHeader(metadata.Pairs("x-stargate-registration-heartbeat-ms", "50")); err != nil {
 		return err
@@ -133,7 +140,43 @@ func TestRegisterKeepsAuthorityApartFromTLSName(t *testing.T) {
 
 	target.Authority = "" // the dial address: no Stargate identity
 	_, err = p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue-2"})
-	require.Equal(t, reason.InvalidAuthority, Classify(err), "error: %v", err)
+	r, o := Refusal(err)
+	require.Equal(t, reason.InvalidAuthority, r, "error: %v", err)
+	require.Equal(t, reason.OriginRouter, o, "error: %v", err)
+}
+
+// The probe classifies a gRPC refusal by the reason and origin its status
+// details name, never by its code: Stargate's InvalidArgument for a
+// malformed registration is not the router's invalid-authority, and an
+// Unavailable without details (any outage) is not a typed refusal.
+func TestRegisterClassifiesByStatusDetails(t *testing.T) {
+	ca := newTestCA(t, "root")
+	cert := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "ingress.test")
+	addr, f := serveGRPC(t, &cert)
+	p := New(Options{Timeout: 5 * time.Second})
+	target := GRPCTarget{Addr: addr, Authority: "sg-1.sg.test:50071", TLS: TLS{Roots: ca.pool(), ServerName: "ingress.test"}}
+	cases := []struct {
+		refusal error
+		reason  reason.Reason
+		origin  reason.Origin
+	}{
+		{reason.Status(codes.InvalidArgument, reason.InvalidRegistration, reason.OriginStargate, "registration without inference_server_id"), reason.InvalidRegistration, reason.OriginStargate},
+		{reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"), reason.NoSuchPod, reason.OriginRouter},
+		{reason.Status(codes.Unavailable, reason.NotReady, reason.OriginRouter, "not ready"), reason.NotReady, reason.OriginRouter},
+		{reason.Status(codes.Unavailable, reason.BackendUnreachable, reason.OriginRouter, "unreachable"), reason.BackendUnreachable, reason.OriginRouter},
+		{status.Error(codes.InvalidArgument, "invalid-authority"), reason.Unknown, ""},
+		{status.Error(codes.Unavailable, "stargate is not ready"), reason.Unknown, ""},
+	}
+	for _, tc := range cases {
+		f.mu.Lock()
+		f.refusal = tc.refusal
+		f.mu.Unlock()
+		_, err := p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
+		r, o := Refusal(err)
+		require.Equal(t, tc.reason, r, "%v", err)
+		require.Equal(t, tc.origin, o, "%v", err)
+		require.Equal(t, tc.origin, reason.OriginOf(err), "the returned error carries the origin: %v", err)
+	}
 }
 
 func TestWatchUntilTimesOut(t *testing.T) {
@@ -173,6 +216,7 @@ func TestRegisterRefusalRacingTheSend(t *testing.T) {
 	for i := range 200 {
 		_, err := p.Register(context.Background(), target, &stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
 		require.Equal(t, reason.InvalidAuthority, Classify(err), "attempt %d: %v", i, err)
+		require.Equal(t, reason.OriginRouter, reason.OriginOf(err), "attempt %d: %v", i, err)
 	}
 }
 

@@ -104,16 +104,17 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 		if cause != nil && Classify(err) == reason.Unknown {
 			err = fmt.Errorf("%w (connection: %w)", err, cause)
 		}
-		return nil, classified(fmt.Errorf("%s %s: %w", method, t.URL+path, err), sniffed)
+		return nil, classified(fmt.Errorf("%s %s: %w", method, t.URL+path, err), fromPeer(sniffed))
 	}
 	defer hr.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
 	if err != nil {
-		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.None)
+		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.Message{})
 	}
 	resp = &Response{Status: hr.StatusCode, ErrorCode: hr.Header.Get("x-stargate-error-code"), Header: hr.Header, Body: data}
 	if resp.Status == http.StatusNotFound && resp.ErrorCode == string(reason.NoEligibleCandidates) {
-		return resp, reason.Wrap(reason.NoEligibleCandidates, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
+		// The header is Stargate's: it names Stargate as the origin.
+		return resp, reason.WrapFrom(reason.NoEligibleCandidates, reason.OriginStargate, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
 	}
 	return resp, nil
 }

@@ -132,8 +132,9 @@ type Entry struct {
 	Target string `json:"target"`
 	// Outcome is "ok" or the error.
 	Outcome string `json:"outcome"`
-	// Reason is the classified reason of a failure.
+	// Reason is the classified reason of a failure, Origin who refused.
 	Reason reason.Reason `json:"reason,omitempty"`
+	Origin reason.Origin `json:"origin,omitempty"`
 }
 
 // Transcript returns a copy of the probes run so far.
@@ -149,6 +150,9 @@ func (p *Prober) WriteTranscript(w io.Writer) error {
 		r := ""
 		if e.Reason != reason.None {
 			r = " reason=" + string(e.Reason)
+			if e.Origin != "" {
+				r += " origin=" + string(e.Origin)
+			}
 		}
 		if _, err := fmt.Fprintf(w, "%s %-13s %s (%s)%s: %s\n", e.Start.UTC().Format(time.RFC3339Nano), e.Probe, e.Target, e.Duration.Round(time.Millisecond), r, e.Outcome); err != nil {
 			return err
@@ -162,12 +166,12 @@ func (p *Prober) record(probe, target string, start time.Time, err error) error 
 	e := Entry{Start: start, Duration: time.Since(start), Probe: probe, Target: target, Outcome: "ok"}
 	if err != nil {
 		e.Outcome = err.Error()
-		e.Reason = reason.Of(err)
+		e.Reason, e.Origin = reason.Of(err), reason.OriginOf(err)
 	}
 	p.mu.Lock()
 	p.entries = append(p.entries, e)
 	p.mu.Unlock()
-	p.log.Info("probe", "probe", probe, "target", target, "outcome", e.Outcome, "reason", e.Reason)
+	p.log.Info("probe", "probe", probe, "target", target, "outcome", e.Outcome, "reason", e.Reason, "origin", e.Origin)
 	return err
 }
 

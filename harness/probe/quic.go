@@ -62,7 +62,7 @@ func (p *Prober) Tunnel(ctx context.Context, t QUICTarget) (err error) {
 	defer tr.Close()
 	conn, err := tr.Dial(ctx, raddr, cfg, &quic.Config{HandshakeIdleTimeout: 5 * time.Second, MaxIdleTimeout: 10 * time.Second})
 	if err != nil {
-		return classified(fmt.Errorf("quic dial %s: %w", t.describe(), err), reason.None)
+		return classified(fmt.Errorf("quic dial %s: %w", t.describe(), err), reason.Message{})
 	}
 	defer conn.CloseWithError(0, "probe done")
 	ack, err := p.handshake(ctx, conn, t)
@@ -73,7 +73,8 @@ func (p *Prober) Tunnel(ctx context.Context, t QUICTarget) (err error) {
 		return classified(fmt.Errorf("quic tunnel %s: %w", t.describe(), err), remoteRejection(conn))
 	}
 	if !ack.Accepted {
-		return reason.Wrap(tunnel.AckReason(ack.Reason), fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
+		// The ack is the tunnel server's, which is Stargate.
+		return reason.WrapFrom(tunnel.AckReason(ack.Reason), reason.OriginStargate, fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
 	}
 	return nil
 }
@@ -97,27 +98,14 @@ func (p *Prober) handshake(ctx context.Context, conn *quic.Conn, t QUICTarget) (
 	return ack, nil
 }
 
-// remoteRejection returns the reason a peer named when it closed conn with
-// an application error whose message is a known reason.
-func remoteRejection(conn *quic.Conn) reason.Reason {
+// remoteRejection returns the typed refusal (reason.Message) a peer closed
+// conn with, if it closed it with one.
+func remoteRejection(conn *quic.Conn) reason.Message {
 	var ae *quic.ApplicationError
-	if cause := context.Cause(conn.Context()); errors.As(cause, &ae) && ae.Remote {
-		if r := reason.Reason(ae.ErrorMessage); known(r) {
-			return r
+	if cause := context.Cause(conn.Context()); errors.As(cause, &ae) && ae.Remote && ae.ErrorCode == tunnel.CodeRejected {
+		if m, err := reason.ParseMessage(ae.ErrorMessage); err == nil {
+			return m
 		}
 	}
-	return reason.None
-}
-
-// known reports whether r is one of the reasons package reason defines.
-func known(r reason.Reason) bool {
-	switch r {
-	case reason.UnknownAuthority, reason.HostnameMismatch, reason.Expired, reason.NoTrust,
-		reason.BadCertificate, reason.PlaintextToTLS, reason.InvalidAuthority, reason.Unavailable,
-		reason.SchemeRequired, reason.InsecureRefused, reason.BadToken, reason.ClientCertRequired,
-		reason.UntrustedClientCert, reason.UnknownSNI, reason.ProtocolViolation, reason.NoEligibleCandidates,
-		reason.ConnectionRefused, reason.Timeout:
-		return true
-	}
-	return false
+	return reason.Message{}
 }

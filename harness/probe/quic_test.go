@@ -36,26 +36,33 @@ func TestTunnelClassification(t *testing.T) {
 	mtlsAddr := serveTunnel(t, tunnel.ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{server}}, Token: "secret", ClientCAs: clientCA.pool()})
 	goodClient := clientCA.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
 	rogueClient := other.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
+	// Trusted, but for servers only: Stargate's ack says bad-client-cert,
+	// not untrusted-client-cert.
+	serverOnlyClient := clientCA.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "pylon")
 
 	for _, tc := range []struct {
-		name  string
-		addr  string
-		tls   TLS
-		token string
-		want  reason.Reason
+		name   string
+		addr   string
+		tls    TLS
+		token  string
+		want   reason.Reason
+		origin reason.Origin
 	}{
-		{"accepted", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.None},
-		{"bad token", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "guess", reason.BadToken},
-		{"wrong server root", tokenAddr, TLS{Roots: other.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.UnknownAuthority},
-		{"unknown SNI name", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-9.elsewhere.test"}, "secret", reason.HostnameMismatch},
-		{"mutual TLS accepted", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{goodClient}}, "secret", reason.None},
-		{"missing client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.ClientCertRequired},
-		{"untrusted client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{rogueClient}}, "secret", reason.UntrustedClientCert},
+		{"accepted", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.None, ""},
+		{"bad token", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "guess", reason.BadToken, reason.OriginStargate},
+		{"wrong server root", tokenAddr, TLS{Roots: other.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.UnknownAuthority, reason.OriginProbe},
+		{"unknown SNI name", tokenAddr, TLS{Roots: ca.pool(), ServerName: "sg-9.elsewhere.test"}, "secret", reason.HostnameMismatch, reason.OriginProbe},
+		{"mutual TLS accepted", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{goodClient}}, "secret", reason.None, ""},
+		{"missing client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"}, "secret", reason.ClientCertRequired, reason.OriginStargate},
+		{"untrusted client certificate", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{rogueClient}}, "secret", reason.UntrustedClientCert, reason.OriginStargate},
+		{"client certificate without clientAuth", mtlsAddr, TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test", Certificates: []tls.Certificate{serverOnlyClient}}, "secret", reason.BadClientCert, reason.OriginStargate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := New(Options{Timeout: 5 * time.Second})
 			err := p.Tunnel(context.Background(), QUICTarget{Addr: tc.addr, TLS: tc.tls, InferenceServerID: "rogue", Token: tc.token})
-			require.Equal(t, tc.want, Classify(err), "error: %v", err)
+			r, o := Refusal(err)
+			require.Equal(t, tc.want, r, "error: %v", err)
+			require.Equal(t, tc.origin, o, "error: %v", err)
 		})
 	}
 }

@@ -42,6 +42,9 @@ func TestTunnelThroughRelay(t *testing.T) {
 
 	good := clientCA.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
 	rogue := other.leaf(t, x509.ExtKeyUsageClientAuth, time.Time{}, "pylon")
+	serverOnly := clientCA.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "pylon")
+	// Each TLS alert of the relay's handshake is its own reason: unknown_ca
+	// (48) and bad_certificate (42) are not one refusal.
 	for _, tc := range []struct {
 		name  string
 		sni   string
@@ -52,13 +55,18 @@ func TestTunnelThroughRelay(t *testing.T) {
 		{"unknown SNI", "sg-9.sg.test", []tls.Certificate{good}, reason.UnknownSNI},
 		{"missing client certificate", "sg-0.sg.test", nil, reason.ClientCertRequired},
 		{"untrusted client certificate", "sg-0.sg.test", []tls.Certificate{rogue}, reason.UntrustedClientCert},
+		{"client certificate without clientAuth", "sg-0.sg.test", []tls.Certificate{serverOnly}, reason.BadClientCert},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := New(Options{Timeout: 5 * time.Second}).Tunnel(context.Background(), QUICTarget{
 				Addr: pc.LocalAddr().String(), TLS: TLS{Roots: ca.pool(), ServerName: tc.sni, Certificates: tc.certs},
 				InferenceServerID: "rogue", Token: "secret",
 			})
-			require.Equal(t, tc.want, Classify(err), "error: %v", err)
+			r, o := Refusal(err)
+			require.Equal(t, tc.want, r, "error: %v", err)
+			if tc.want != reason.None {
+				require.Equal(t, reason.OriginPeer, o, "a TLS alert names no role: %v", err)
+			}
 		})
 	}
 }

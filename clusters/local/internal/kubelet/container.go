@@ -117,6 +117,13 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 		}
 		return -1, r.waiting(c, reason, err)
 	}
+	msgPath, msgMount, err := terminationFile(&c.spec, scratch)
+	if err != nil {
+		return -1, r.waiting(c, "CreateContainerError", err)
+	}
+	if msgMount != nil {
+		l.Mounts = append(l.Mounts, *msgMount)
+	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return -1, r.waiting(c, "CreateContainerError", err)
 	}
@@ -175,7 +182,7 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 	if why != "" {
 		term.Message = why
 	} else {
-		term.Message = terminationMessage(&c.spec, code, logPath)
+		term.Message = terminationMessage(&c.spec, code, msgPath, logPath)
 	}
 	c.state = corev1.ContainerState{Terminated: term}
 	c.ready = false

@@ -26,7 +26,9 @@
 // emptyDir, hostPath, downwardAPI and projected volumes (service-account
 // token from the TokenRequest API, kube-root-ca.crt, namespace), init
 // containers, readiness/liveness/startup probes (HTTP GET, TCP, exec),
-// restartPolicy with exponential back-off, graceful termination (SIGTERM,
+// restartPolicy with exponential back-off, terminationMessagePath (a fresh
+// host file bind-mounted there per run, outside /dev, whose contents become
+// the terminated state's message), graceful termination (SIGTERM,
 // grace period, SIGKILL), container logs served to `kubectl logs` (with
 // --previous, --tail, --limit-bytes, -f) and `kubectl exec` without a TTY.
 // Not supported (the pod fails with a message saying so): HTTPS probes

@@ -37,7 +37,10 @@ func serve() int {
 	})
 	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name"))) })
 	mux.HandleFunc("/hostname", func(w http.ResponseWriter, r *http.Request) { h, _ := os.Hostname(); fmt.Fprint(w, h) })
-	mux.HandleFunc("/crash", func(http.ResponseWriter, *http.Request) { os.Exit(3) })
+	mux.HandleFunc("/crash", func(http.ResponseWriter, *http.Request) {
+		_ = os.WriteFile(testTerminationPath, []byte("crashed on request"), 0o644)
+		os.Exit(3)
+	})
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	go func() {
@@ -52,3 +55,6 @@ func serve() int {
 	}
 	return 0
 }
+
+// testTerminationPath is the terminationMessagePath of servePod's container.
+const testTerminationPath = "/etc/nvcf/kubelet-test/termination-log"

@@ -47,7 +47,7 @@ func servePod(name, secret string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: ptr(int64(5)),
 			Containers: []corev1.Container{{
-				Name: "srv", Image: "testsrv:dev",
+				Name: "srv", Image: "testsrv:dev", TerminationMessagePath: testTerminationPath,
 				Env: []corev1.EnvVar{{Name: "KUBELET_TEST_ROLE", Value: "serve"},
 					{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
 				Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
@@ -148,6 +148,11 @@ func TestPodsRunAsProcessesInTheirNamespaces(t *testing.T) {
 		return p.Status.ContainerStatuses[0].RestartCount == 1 && ready(p)
 	})
 	require.Equal(t, int32(3), a.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode)
+	require.Equal(t, "crashed on request", a.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message,
+		"what the process wrote to its terminationMessagePath")
+	_, err = os.Stat(testTerminationPath)
+	require.NoError(t, err, "the mount point")
+	require.Empty(t, get(t, base+"/file?path="+testTerminationPath), "the restarted container starts with an empty message file")
 	rc, err := p.GetContainerLogs(ctx, "nvcf", "a", "srv", api.ContainerLogOpts{Previous: true})
 	require.NoError(t, err)
 	logs, _ := io.ReadAll(rc)

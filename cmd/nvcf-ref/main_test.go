@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+)
+
+// A role that refuses to start leaves its typed refusal, with the role as
+// origin, in the file its container's terminationMessagePath names.
+func TestRefusalBecomesTerminationMessage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "termination-log")
+	t.Setenv(reason.TerminationPathEnv, path)
+	err := run(context.Background(), []string{"stargate", "--remote-stargate-url=sg.region-b.nvcf.test:50071"}, io.Discard, io.Discard)
+	require.Error(t, err)
+	data, rerr := os.ReadFile(path)
+	require.NoError(t, rerr)
+	m, perr := reason.ParseMessage(string(data))
+	require.NoError(t, perr, "%s", data)
+	require.Equal(t, reason.SchemeRequired, m.Reason, "%s", data)
+	require.Equal(t, reason.OriginStargate, m.Origin)
+}
+
+func TestNoTerminationFileOutsideAPod(t *testing.T) {
+	require.NoError(t, writeTermination("", reason.Message{Reason: reason.NoTrust, Origin: reason.OriginPylon}))
+}

@@ -1,0 +1,155 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nvcf/conformance/fixtures/tunnel"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/fixtures/wire/stargatepb"
+	"github.com/nvcf/conformance/harness/probe"
+)
+
+// One test per reason channel: for each, the catalogue's own expectation
+// accepts the refusal it is about, and fails the case when the same channel
+// carries another reason, the right reason from another origin, or no
+// typed reason at all.
+
+func expectationOf(t *testing.T, id string) Expectation {
+	t.Helper()
+	s, ok := ByID(id)
+	require.True(t, ok, id)
+	return s.Expect
+}
+
+// refusingStargate ends every registration with its refusal.
+type refusingStargate struct {
+	stargatepb.UnimplementedStargateControlPlaneServer
+	refusal error
+}
+
+func (f *refusingStargate) RegisterInferenceServer(grpc.BidiStreamingServer[stargatepb.InferenceServerRegistration, stargatepb.InferenceServerAck]) error {
+	return f.refusal
+}
+
+// gRPC status details: the probe registers for real against a server that
+// refuses; only the router's invalid-authority satisfies authority/unknown.
+func TestReasonChannelGRPCStatusDetails(t *testing.T) {
+	register := func(refusal error) error {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		srv := grpc.NewServer()
+		stargatepb.RegisterStargateControlPlaneServer(srv, &refusingStargate{refusal: refusal})
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Stop()
+		p := probe.New(probe.Options{Timeout: 5 * time.Second})
+		_, err = p.Register(context.Background(), probe.GRPCTarget{Addr: ln.Addr().String(), Authority: "sg-0.sg.elsewhere.test:50071", TLS: probe.TLS{Plaintext: true}},
+			&stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
+		return err
+	}
+	unknown := expectationOf(t, "authority/unknown")
+	require.NoError(t, unknown.Judge(register(reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginRouter, "no match"))))
+	for name, refusal := range map[string]error{
+		"Stargate's invalid-registration":    reason.Status(codes.InvalidArgument, reason.InvalidRegistration, reason.OriginStargate, "registration without inference_server_id"),
+		"invalid-authority said by Stargate": reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginStargate, "no match"),
+		"InvalidArgument without details":    status.Error(codes.InvalidArgument, "invalid-authority"),
+		"the router's no-such-pod":           reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"),
+		"Unavailable after the handshake":    status.Error(codes.Unavailable, "stargate is not ready"),
+	} {
+		require.Error(t, unknown.Judge(register(refusal)), name)
+	}
+
+	noPod := expectationOf(t, "authority/no-such-pod")
+	require.NoError(t, noPod.Judge(register(reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"))))
+	for _, refusal := range []error{
+		reason.Status(codes.Unavailable, reason.NotReady, reason.OriginRouter, "not ready"),
+		reason.Status(codes.Unavailable, reason.BackendUnreachable, reason.OriginRouter, "unreachable"),
+		status.Error(codes.Unavailable, "no endpoint"),
+	} {
+		require.Error(t, noPod.Judge(register(refusal)), "%v", refusal)
+	}
+}
+
+// Termination message: what a component wrote to its terminationMessagePath.
+func TestReasonChannelTerminationMessage(t *testing.T) {
+	exit := func(msg string) error {
+		return terminated(&corev1.ContainerStateTerminated{ExitCode: 1, Message: msg}, "Stargate variant exited with code 1")
+	}
+	schemeLess := expectationOf(t, "watch/scheme-less-remote-refused")
+	require.NoError(t, schemeLess.Judge(exit(reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginStargate, Detail: "no scheme"}.Encode())))
+	for _, msg := range []string{
+		reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginPylon}.Encode(),
+		reason.Message{Reason: reason.InsecureRefused, Origin: reason.OriginStargate}.Encode(),
+		`{"level":"ERROR","msg":"nvcf-ref: scheme-required: remote watch URL has no scheme"}`,
+		"nvcf-ref: scheme-required: remote watch URL has no scheme",
+		"",
+	} {
+		require.Error(t, schemeLess.Judge(exit(msg)), msg)
+	}
+}
+
+// TLS alerts: each alert its own reason, always the peer's.
+func TestReasonChannelTLSAlert(t *testing.T) {
+	alert := func(a uint8, remote bool) error {
+		err := &quic.TransportError{Remote: remote, ErrorCode: quic.TransportErrorCode(0x100 + uint64(a))}
+		r, o := probe.Refusal(err)
+		return reason.WrapFrom(r, o, err)
+	}
+	untrusted := expectationOf(t, "quic/untrusted-client-cert")
+	require.NoError(t, untrusted.Judge(alert(reason.AlertUnknownCA, true)))
+	require.Error(t, untrusted.Judge(alert(reason.AlertBadCertificate, true)), "bad_certificate is not unknown_ca")
+	require.Error(t, untrusted.Judge(alert(reason.AlertCertificateExpired, true)))
+	require.Error(t, untrusted.Judge(alert(reason.AlertUnknownCA, false)), "an alert we sent ourselves is no refusal")
+	require.Error(t, untrusted.Judge(reason.WrapFrom(reason.UntrustedClientCert, reason.OriginProbe, errors.New("x"))), "not the peer's")
+}
+
+// QUIC close message: the reason.Message a peer closed the connection with.
+func TestReasonChannelQUICCloseMessage(t *testing.T) {
+	closed := func(msg string) error {
+		err := fmt.Errorf("quic tunnel: %w", &quic.ApplicationError{Remote: true, ErrorCode: tunnel.CodeRejected, ErrorMessage: msg})
+		r, o := probe.Refusal(err)
+		return reason.WrapFrom(r, o, err)
+	}
+	badToken := expectationOf(t, "quic/bad-token")
+	require.NoError(t, badToken.Judge(closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginStargate}.Encode())))
+	require.Error(t, badToken.Judge(closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginQUICRelay}.Encode())))
+	require.Error(t, badToken.Judge(closed(reason.Message{Reason: reason.BadHandshake, Origin: reason.OriginStargate}.Encode())))
+	require.Error(t, badToken.Judge(closed(string(reason.BadToken))), "a bare reason string is no typed message")
+}
+
+// /status document: the reasons a role's document holds, with their origins.
+func TestReasonChannelStatusDocument(t *testing.T) {
+	wrongRoot := expectationOf(t, "tls/wrong-root-server")
+	failure := func(s string) error { return doc(t, s).Failure(reason.OriginPylon) }
+	require.NoError(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}]}`)))
+	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority", "origin": "router"}]}`)))
+	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "hostname-mismatch"}]}`)))
+	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}, {"stargate": "sg-1", "reason": "expired"}]}`)),
+		"every refusal the document holds is judged")
+}
+
+// The probe's own error: its verification refused the server.
+func TestReasonChannelProbeError(t *testing.T) {
+	verify := func(err error) error {
+		r, o := probe.Refusal(err)
+		return reason.WrapFrom(r, o, err)
+	}
+	wrongRoot := expectationOf(t, "tls/wrong-root")
+	require.NoError(t, wrongRoot.Judge(verify(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})))
+	require.Error(t, wrongRoot.Judge(verify(&tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}})))
+	require.Error(t, wrongRoot.Judge(verify(reason.Status(codes.Unavailable, reason.UnknownAuthority, reason.OriginIngress, "said the ingress"))),
+		"the same reason said by a component is not the probe's verification")
+}
