@@ -42,6 +42,8 @@ type RunConfig struct {
 	Labels string `json:"labels,omitempty"`
 	// Images replace the reference images (empty: the reference ones).
 	Images manifests.Images `json:"images,omitzero"`
+	// Flavor is the manifests' flavor (empty: the reference one).
+	Flavor manifests.Flavor `json:"flavor,omitempty"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
 )
@@ -32,6 +33,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	images := fs.String("images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
+	flavor := fs.String("flavor", "", flavorUsage)
 	imageMap := imageBinaries{}
 	fs.Var(imageMap, "image-binary", imageBinaryUsage)
 	verbose := fs.Bool("v", false, "log progress at debug level")
@@ -41,6 +43,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var err error
 	if o.Images, err = parseImages(*images); err != nil {
 		return err
+	}
+	if o.Flavor, err = manifests.ParseFlavor(*flavor); err != nil {
+		return fmt.Errorf("run: --flavor: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected arguments %v", fs.Args())

@@ -47,6 +47,8 @@ type Options struct {
 	TimeScale float64
 	// Images replace the reference components' images (empty: nvcf-ref:dev).
 	Images manifests.Images
+	// Flavor is the manifests' flavor (empty: the reference one).
+	Flavor manifests.Flavor
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -128,7 +130,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	cfg := scenarios.RunConfig{
 		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images, Flavor: o.Flavor,
 	}
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
