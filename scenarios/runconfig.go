@@ -47,6 +47,8 @@ type RunConfig struct {
 	// Provider names where the clusters came from (embedded, existing);
 	// the suite records it as a property of the run.
 	Provider string `json:"provider,omitempty"`
+	// Flavor is the manifests' flavor (empty: the reference one).
+	Flavor manifests.Flavor `json:"flavor,omitempty"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// OwnerPID is the `harness run` that started the suite (0: none, a run

@@ -106,6 +106,7 @@ func Connect(cfg *RunConfig) (*World, error) {
 		PKI:        m,
 		Cell:       cells[0],
 		Images:     cfg.Images,
+		Flavor:     cfg.Flavor,
 		ClientTLS:  true,
 		Logger:     log.With("component", "deploy"),
 	})

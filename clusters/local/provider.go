@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,10 +149,15 @@ func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 			if err := p.stop(ctx, name, st, o.Logger); err != nil {
 				return nil, false, err
 			}
-		case name == spec.Name && st.SpecHash == spec.Hash():
+		case name == spec.Name && st.SpecHash == spec.Hash() && p.imagesDiff(name) == "":
 			fmt.Fprintf(o.Progress, "reusing environment %q (agent pid %d)\n", name, st.AgentPID)
 			env, err := p.Status(ctx, name)
 			return env, true, err
+		case !o.Recreate && name == spec.Name && st.SpecHash == spec.Hash():
+			// The same clusters, but their pods run other binaries (another
+			// checkout's build, say): reusing them would test the wrong code.
+			return nil, false, fmt.Errorf("%w: %q runs other component binaries (%s); replace it with `harness up --recreate --topology FILE`, or run `harness down` first",
+				ErrChanged, name, p.imagesDiff(name))
 		case !o.Recreate && name == spec.Name:
 			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); replace it with `harness up --recreate --topology FILE`, or run `harness down` first",
 				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
@@ -166,6 +172,40 @@ func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 		}
 	}
 	return nil, false, nil
+}
+
+// imagesDiff says how the image-to-binary map the environment name runs
+// with differs from this provider's ("" when it does not).
+func (p *provider) imagesDiff(name string) string {
+	cfg, err := agent.ReadConfig(p.dir(name))
+	if err != nil {
+		return err.Error()
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(mergedKeys(cfg.Images, p.o.Images))) {
+		if cfg.Images[k] != p.o.Images[k] {
+			diffs = append(diffs, fmt.Sprintf("%s: %s, not %s", k, orNone(cfg.Images[k]), orNone(p.o.Images[k])))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func mergedKeys(a, b map[string]string) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // Down implements clusters.Provider.

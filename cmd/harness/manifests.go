@@ -24,6 +24,7 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	cluster := fs.String("cluster", "", "print only this cluster")
 	ns := fs.String("namespace", manifests.Namespace, "namespace of every object")
 	images := fs.String("images", "", "comma list of component=image (stargate, router, ingress, pylon, echo); default "+manifests.DefaultImage)
+	flavor := fs.String("flavor", "", flavorUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,12 +40,16 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	fl, err := manifests.ParseFlavor(*flavor)
+	if err != nil {
+		return fmt.Errorf("manifests: --flavor: %w", err)
+	}
 	if *cluster != "" {
 		if _, ok := t.Cluster(*cluster); !ok {
 			return fmt.Errorf("manifests: --cluster %q is not in topology %q", *cluster, t.Name)
 		}
 	}
-	out, err := deploy.RenderYAML(deploy.Options{Topology: t, Cell: cell, Namespace: *ns, Images: im})
+	out, err := deploy.RenderYAML(deploy.Options{Topology: t, Cell: cell, Namespace: *ns, Images: im, Flavor: fl})
 	if err != nil {
 		return err
 	}
@@ -59,6 +64,9 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// flavorUsage documents --flavor on run and manifests.
+const flavorUsage = "shape of the containers: reference (the reference roles' own flags) or nvcf (NVCF's flags as its charts render them, so real images run unchanged; see docs/nvcf-compat.md)"
 
 func parseImages(s string) (manifests.Images, error) {
 	var im manifests.Images

@@ -2,11 +2,13 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
 )
@@ -14,10 +16,10 @@ import (
 // runFlags are the flags `run` and `bench` share: the topology, the
 // artifacts, the matrix filters, images and logging.
 type runFlags struct {
-	topology, images string
-	imageMap         imageBinaries
-	verbose          *bool
-	provider         providerFlags
+	topology, images, flavor string
+	imageMap                 imageBinaries
+	verbose                  *bool
+	provider                 providerFlags
 }
 
 // matrixFlags registers the shared flags on fs, filling o where it can.
@@ -34,6 +36,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
+	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
 	f.provider.register(fs)
 	return f
@@ -49,6 +52,9 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	var err error
 	if o.Images, err = parseImages(f.images); err != nil {
 		return err
+	}
+	if o.Flavor, err = manifests.ParseFlavor(f.flavor); err != nil {
+		return fmt.Errorf("--flavor: %w", err)
 	}
 	if o.Topology, err = topologies.Load(f.topology); err != nil {
 		return err

@@ -1,6 +1,8 @@
 // Command nvcf-ref is the multi-role binary of the reference components:
 // stargate, router, ingress, pylon and echo. The role is the first argument,
-// so one image serves every workload of the topology.
+// so one image serves every workload of the topology. Where a manifest
+// passes only the real component's flags (the nvcf manifest flavor, which
+// real images run unchanged), the role comes from $NVCF_REF_ROLE instead.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/nvcf/conformance/fixtures/wire/reason"
@@ -36,9 +39,14 @@ func roles() []role {
 	}
 }
 
+// RoleEnv names the variable that selects the role when the first argument
+// is a flag: real images have one binary per component and take no role
+// argument, so manifests written for them name the role this way.
+const RoleEnv = "NVCF_REF_ROLE"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, withRole(os.Args[1:], os.Getenv(RoleEnv)), os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -69,8 +77,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown role %q", args[0])
 }
 
+// withRole puts role in front of args when args do not start with one
+// (they are empty or start with a flag) and role is set.
+func withRole(args []string, role string) []string {
+	if role == "" || (len(args) > 0 && !strings.HasPrefix(args[0], "-")) {
+		return args
+	}
+	return append([]string{role}, args...)
+}
+
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: nvcf-ref <role> [flags]")
+	fmt.Fprintln(w, "usage: nvcf-ref <role> [flags]   (or "+RoleEnv+"=<role> nvcf-ref [flags])")
 	for _, r := range roles() {
 		fmt.Fprintf(w, "  %-9s %s\n", r.name, r.summary)
 	}

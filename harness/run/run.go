@@ -57,6 +57,8 @@ type Options struct {
 	// knows (version, commit, provider, component versions, image
 	// digests), Run adds the rest.
 	Meta reports.Meta
+	// Flavor is the manifests' flavor (empty: the reference one).
+	Flavor manifests.Flavor
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -152,7 +154,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	cfg := scenarios.RunConfig{
 		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images, Flavor: o.Flavor,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}
