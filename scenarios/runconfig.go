@@ -42,6 +42,12 @@ type RunConfig struct {
 	Labels string `json:"labels,omitempty"`
 	// Images replace the reference images (empty: the reference ones).
 	Images manifests.Images `json:"images,omitzero"`
+	// Discovery is Stargate's peer discovery (empty: the manifests' default,
+	// EndpointSlices; "dns" for SRV).
+	Discovery string `json:"discovery,omitempty"`
+	// Defect switches registered defects on in one role: set by `harness
+	// selftest` only, never by `harness run`.
+	Defect manifests.Defect `json:"defect,omitzero"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
 }

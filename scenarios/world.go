@@ -97,6 +97,8 @@ func Connect(cfg *RunConfig) (*World, error) {
 		PKI:        m,
 		Cell:       cells[0],
 		Images:     cfg.Images,
+		Discovery:  cfg.Discovery,
+		Defect:     cfg.Defect,
 		ClientTLS:  true,
 		Logger:     log.With("component", "deploy"),
 	})

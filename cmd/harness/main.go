@@ -37,6 +37,7 @@ func commands() []command {
 		{"manifests", "print the rendered manifests of a topology and matrix cell", runManifests},
 		{"run", "bring up (or reuse) a topology and run the conformance matrix", runRun},
 		{"list", "print the scenario catalogue without running it", runList},
+		{"selftest", "re-create each registered defect of the reference components and prove its scenarios catch it", runSelftest},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 	}
 }
@@ -63,7 +64,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, harnessrun.ErrFailed) && !errors.Is(err, harnessrun.ErrIncomplete):
+	case (errors.Is(err, harnessrun.ErrFailed) || errors.Is(err, harnessrun.ErrSelftestFailed)) && !errors.Is(err, harnessrun.ErrIncomplete):
 		return exitNonconform
 	default:
 		return exitHarnessFail

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/nvcf/conformance/fixtures/defects"
 )
 
 // role is one component: its name, a one-line summary and its entry point.
@@ -35,7 +37,7 @@ func roles() []role {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -45,13 +47,22 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
 		return errors.New("no role given")
 	}
 	for _, r := range roles() {
 		if r.name == args[0] {
+			// A defect switch is refused outside the test profile, before
+			// the role starts (package fixtures/defects).
+			on, err := defects.Activate(r.name, getenv)
+			if err != nil {
+				return err
+			}
+			if len(on) > 0 {
+				roleLogger(stderr, r.name).Warn("DEFECTS SWITCHED ON (selftest): this process is deliberately broken", "defects", on)
+			}
 			return r.run(ctx, args[1:], stdout, stderr)
 		}
 	}

@@ -133,28 +133,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
 	}
-	cfgPath, err := scenarios.WriteRunConfig(o.Artifacts, cfg)
+	results, notRun, testErr, err := o.suite(ctx, cfg, plan)
 	if err != nil {
 		return res, err
 	}
-	if err := clearCases(o.Artifacts); err != nil {
-		return res, err
-	}
-	testErr := runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, res.JUnit, o.Stdout)
-	results, lerr := reports.LoadCases(o.Artifacts)
-	if lerr != nil {
-		return res, lerr
-	}
-	// Every planned test is counted: one that never reported is an error.
-	results, notRun := reports.WithNotRun(results, scenarios.PlannedResults(plan))
-	if aerr := reports.AnnotateJUnit(res.JUnit, results); aerr != nil {
-		log.Warn("JUnit report keeps no case descriptions", "err", aerr)
-	}
-	layers := make([]string, len(scenarios.Layers))
-	for i, l := range scenarios.Layers {
-		layers[i] = string(l)
-	}
-	res.Summary = reports.Summarize(results, layers)
+	res.Summary = summarize(results)
 	res.Summary.WallTime = time.Since(start)
 	if err := res.Summary.Write(o.Artifacts); err != nil {
 		return res, err
@@ -238,4 +221,37 @@ func clearCases(artifacts string) error {
 		return fmt.Errorf("clear old case results: %w", err)
 	}
 	return nil
+}
+
+// suite runs the compiled suite once with cfg, in cfg.Artifacts (JUnit in
+// junit.xml there), and returns every planned test's result: one that never
+// reported is an error (notRun counts them). testErr is the suite's own
+// exit; err a failure to run or read it.
+func (o *Options) suite(ctx context.Context, cfg scenarios.RunConfig, plan []scenarios.Case) (results []reports.CaseResult, notRun int, testErr, err error) {
+	cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := clearCases(cfg.Artifacts); err != nil {
+		return nil, 0, nil, err
+	}
+	junit := filepath.Join(cfg.Artifacts, "junit.xml")
+	testErr = runSuite(ctx, o.BinDir, cfg.Artifacts, cfgPath, junit, o.Stdout)
+	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {
+		return nil, 0, testErr, err
+	}
+	results, notRun = reports.WithNotRun(results, scenarios.PlannedResults(plan))
+	if aerr := reports.AnnotateJUnit(junit, results); aerr != nil {
+		o.Logger.Warn("JUnit report keeps no case descriptions", "err", aerr)
+	}
+	return results, notRun, testErr, nil
+}
+
+// summarize is the Summary of results, layers in report order.
+func summarize(results []reports.CaseResult) reports.Summary {
+	layers := make([]string, len(scenarios.Layers))
+	for i, l := range scenarios.Layers {
+		layers[i] = string(l)
+	}
+	return reports.Summarize(results, layers)
 }

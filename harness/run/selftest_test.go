@@ -1,0 +1,29 @@
+package run
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/defects"
+	"github.com/nvcf/conformance/scenarios"
+)
+
+// TestEveryDefectPlansItsScenarios: every scenario a defect expects exists
+// and has at least one case in the cells its selftest run deploys.
+func TestEveryDefectPlansItsScenarios(t *testing.T) {
+	for _, d := range defects.Registry() {
+		k := keyOf(d)
+		cells, err := Cells(k.workloads, k.trusts)
+		require.NoError(t, err, d.Name)
+		for _, id := range d.Scenarios {
+			_, ok := scenarios.ByID(id)
+			require.True(t, ok, "defect %s expects unknown scenario %q", d.Name, id)
+			f, err := scenarios.ParseFilter("^"+regexp.QuoteMeta(id)+"$", "", "")
+			require.NoError(t, err)
+			require.NotEmpty(t, scenarios.Plan(scenarios.Catalogue(), cells, f),
+				"defect %s: scenario %s has no case in workload=%s trust=%s", d.Name, id, k.workloads, k.trusts)
+		}
+	}
+}
