@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries test fuzz e2e crashtest generate lint deps clean
+.PHONY: all build binaries test fuzz e2e selftest crashtest generate lint deps clean
 
 all: build
 
@@ -57,6 +57,14 @@ fuzz:
 e2e: deps binaries build
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
+
+## selftest: re-create every registered defect of the reference components (fixtures/defects) on a fresh
+## environment and prove its scenarios catch it; the detection matrix goes to $(ARTIFACTS)/selftest
+## (junit.xml, detection.md, summary.md). SELFTEST_ARGS=--epic runs the epic's five items only (CI).
+SELFTEST_ARGS ?=
+selftest: deps binaries build
+	@mkdir -p $(ARTIFACTS)
+	./bin/harness selftest --artifacts $(ARTIFACTS)/selftest $(SELFTEST_ARGS)
 
 ## crashtest: kill up and down with SIGKILL at random points, 60 times (root; about 8 min); the summary goes to $(ARTIFACTS)/crashtest.txt.
 crashtest: deps binaries
