@@ -81,6 +81,20 @@ type Detection struct {
 // nothing refused.
 const AcceptedReason = "accepted"
 
+// redReason is the reason a red case shows in the matrix: the observed
+// one, else "accepted" for a fail-closed case nothing refused, else its
+// outcome ("error": it could not be judged, e.g. the cell did not deploy).
+func redReason(r CaseResult) string {
+	switch {
+	case r.Observed != "":
+		return r.Observed
+	case r.Outcome == Fail && strings.HasPrefix(r.Expect, "fail-closed"):
+		return AcceptedReason
+	default:
+		return string(r.Outcome)
+	}
+}
+
 // Judge fills row's Cells, Unrelated, Verdict and Message from the
 // defect run's results, given the baseline's results of the same plan.
 func (row *DefectRow) Judge(results []CaseResult, baseline []CaseResult) {
@@ -93,10 +107,7 @@ func (row *DefectRow) Judge(results []CaseResult, baseline []CaseResult) {
 		d := row.Cells[r.ID]
 		d.Ran = true
 		if r.Outcome == Fail || r.Outcome == Error {
-			why := r.Observed
-			if why == "" {
-				why = AcceptedReason
-			}
+			why := redReason(r)
 			if slices.Contains(row.Expected, r.ID) {
 				d.Red = true
 				d.Cases = append(d.Cases, r.Name)

@@ -11,7 +11,7 @@ import (
 )
 
 func cr(name, id string, o Outcome, observed string) CaseResult {
-	return CaseResult{Name: name, ID: id, Outcome: o, Observed: observed}
+	return CaseResult{Name: name, ID: id, Outcome: o, Observed: observed, Expect: "fail-closed(x)"}
 }
 
 func TestJudge(t *testing.T) {
@@ -29,6 +29,11 @@ func TestJudge(t *testing.T) {
 	r = row(AcceptedReason)
 	r.Judge([]CaseResult{cr("a/x[c]", "a/x", Fail, "")}, base)
 	require.Equal(t, Caught, r.Verdict, r.Message)
+	// A case that could not be judged shows as "error", never as accepted.
+	r = row(AcceptedReason)
+	r.Judge([]CaseResult{cr("a/x[c]", "a/x", Error, "")}, base)
+	require.Equal(t, Gap, r.Verdict)
+	require.Equal(t, []string{"error"}, r.Cells["a/x"].Reasons)
 	// Red for another reason only: a gap, named.
 	r = row("unknown-authority")
 	r.Judge([]CaseResult{cr("a/x[c]", "a/x", Fail, "timeout"), cr("a/y[c]", "a/y", Pass, "")}, base)

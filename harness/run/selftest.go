@@ -137,6 +137,9 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 		fmt.Fprintf(o.Stdout, "\n== defect %d/%d: %s on %s: %s\n", i+1, len(o.Defects), d.Name, d.Role, strings.Join(d.Scenarios, " "))
 		res, took, err := o.selftestRun(ctx, base, k, d.Scenarios, manifests.Defect{Role: d.Role, Names: string(d.Name)}, dir)
 		if err != nil {
+			// Keep what was judged so far: a cut-short selftest still reports.
+			m.WallTime = time.Since(start)
+			_ = writeSelftest(o.Artifacts, *m)
 			return m, fmt.Errorf("selftest defect %s: %w", d.Name, err)
 		}
 		row := reports.DefectRow{Name: string(d.Name), Role: d.Role, Epic: int(d.Epic), Site: d.Site, Recreates: d.Recreates,
