@@ -15,7 +15,7 @@ import (
 func TestEveryDefectPlansItsScenarios(t *testing.T) {
 	for _, d := range defects.Registry() {
 		k := keyOf(d)
-		cells, err := Cells(k.workloads, k.trusts)
+		cells, err := selftestCells(k, d.Scenarios)
 		require.NoError(t, err, d.Name)
 		for _, id := range d.Scenarios {
 			_, ok := scenarios.ByID(id)
@@ -26,4 +26,14 @@ func TestEveryDefectPlansItsScenarios(t *testing.T) {
 				"defect %s: scenario %s has no case in workload=%s trust=%s", d.Name, id, k.workloads, k.trusts)
 		}
 	}
+}
+
+func TestSelftestCellsLeaveOutTheInsecureProfile(t *testing.T) {
+	k := selftestKey{workloads: "statefulset", trusts: "bundle"}
+	cells, err := selftestCells(k, []string{"tls/pylon-verified"})
+	require.NoError(t, err)
+	require.Len(t, cells, 1, "tls/pylon-verified runs in the secure cell only")
+	cells, err = selftestCells(k, []string{"tls/explicit-http-insecure-profile"})
+	require.NoError(t, err)
+	require.Len(t, cells, 2, "a scenario of the insecure profile keeps its cell")
 }
