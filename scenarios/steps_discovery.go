@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // dashedIP matches an identity whose first label is a dashed IPv4 address.
@@ -34,7 +36,7 @@ func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error 
 		got := advertisedHosts(resp)
 		for _, h := range got {
 			if dashedIP.MatchString(h) {
-				return fmt.Errorf("region %s advertises the dashed-IP identity %q", region, h)
+				return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the dashed-IP identity %q, which the router cannot route", region, h))
 			}
 		}
 		pods, err := e.StargatePods(ctx, region)
@@ -73,10 +75,10 @@ func noReplicaAdvertisesDeadOrDashed(ctx context.Context, e *Env, _ Setting) err
 			}
 			for _, h := range advertisedHosts(resp) {
 				if dashedIP.MatchString(h) {
-					return fmt.Errorf("region %s advertises the dashed-IP identity %q", r, h)
+					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the dashed-IP identity %q, which the router cannot route", r, h))
 				}
 				if !live[h] {
-					return fmt.Errorf("region %s advertises %q, which names no live pod", r, h)
+					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises %q, which names no live pod", r, h))
 				}
 			}
 		}
