@@ -28,6 +28,7 @@ func runSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	epic := fs.Bool("epic", false, "only the defects of the epic's five items (the CI subset)")
 	names := fs.String("defect", "", "comma-separated defect names (default: every registered defect)")
 	list := fs.Bool("list", false, "print the registered defects and exit")
+	rejudge := fs.String("rejudge", "", "judge again, with the current registry, the results an earlier selftest left in this folder (no clusters)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up afterwards")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	verbose := fs.Bool("v", false, "log progress at debug level")
@@ -50,6 +51,17 @@ func runSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if len(o.Defects) == 0 {
 		return errors.New("selftest: --defect and --epic select no defect")
+	}
+	if *rejudge != "" {
+		m, err := harnessrun.Rejudge(*rejudge, o.Defects)
+		if err != nil {
+			return fmt.Errorf("selftest: %w", err)
+		}
+		_ = m.Text(stdout)
+		if !m.OK() {
+			return fmt.Errorf("%w: %d of %d defects not caught or baseline red", harnessrun.ErrSelftestFailed, len(m.Gaps()), len(m.Defects))
+		}
+		return nil
 	}
 	if o.Topology, err = topologies.Load(*topo); err != nil {
 		return fmt.Errorf("selftest: %w", err)

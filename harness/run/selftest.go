@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,9 +144,7 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 			_ = writeSelftest(o.Artifacts, *m)
 			return m, fmt.Errorf("selftest defect %s: %w", d.Name, err)
 		}
-		row := reports.DefectRow{Name: string(d.Name), Role: d.Role, Epic: int(d.Epic), Site: d.Site, Recreates: d.Recreates,
-			Expected: d.Scenarios, Reasons: d.Reasons, Artifacts: dir, Duration: took}
-		row.Judge(res, baseline[k])
+		row := judgeRow(d, res, baseline[k], dir, took)
 		fmt.Fprintf(o.Stdout, "   %s: %s\n", row.Verdict, row.Message)
 		m.Defects = append(m.Defects, row)
 	}
@@ -161,6 +160,58 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 		return m, fmt.Errorf("%w: %d of %d defects not caught or baseline red (see %s)", ErrSelftestFailed, len(m.Gaps()), len(m.Defects), filepath.Join(o.Artifacts, reports.DetectionMD))
 	}
 	return m, nil
+}
+
+// judgeRow is the matrix row of defect d from its run's results.
+func judgeRow(d defects.Defect, results, baseline []reports.CaseResult, dir string, took time.Duration) reports.DefectRow {
+	row := reports.DefectRow{Name: string(d.Name), Role: d.Role, Epic: int(d.Epic), Site: d.Site, Recreates: d.Recreates,
+		Expected: d.Scenarios, Reasons: d.Reasons, Artifacts: dir, Duration: took}
+	row.Judge(results, baseline)
+	return row
+}
+
+// Rejudge judges again, with the registry's current expectations, the case
+// results an earlier selftest left in dir (baseline-N/ and defects/<name>/),
+// and rewrites its matrix: expectations can be sharpened without running
+// the clusters again. Defects without results there are left out.
+func Rejudge(dir string, ds []defects.Defect) (*reports.DetectionMatrix, error) {
+	old := reports.DetectionMatrix{}
+	if data, err := os.ReadFile(filepath.Join(dir, reports.DetectionJSON)); err == nil {
+		_ = json.Unmarshal(data, &old)
+	}
+	m := &reports.DetectionMatrix{WallTime: old.WallTime}
+	bases, _ := filepath.Glob(filepath.Join(dir, "baseline-*"))
+	for _, b := range bases {
+		res, err := reports.LoadCases(b)
+		if err != nil {
+			return nil, err
+		}
+		m.Baseline = append(m.Baseline, res...)
+	}
+	if len(m.Baseline) == 0 {
+		return nil, fmt.Errorf("rejudge %s: no baseline results (baseline-N/cases); is it a selftest artifacts folder?", dir)
+	}
+	took := map[string]time.Duration{}
+	for _, r := range old.Defects {
+		took[r.Name] = r.Duration
+	}
+	for _, d := range ds {
+		ddir := filepath.Join(dir, "defects", string(d.Name))
+		res, err := reports.LoadCases(ddir)
+		if err != nil {
+			return nil, err
+		}
+		if len(res) == 0 {
+			continue
+		}
+		for _, s := range d.Scenarios {
+			if !slices.Contains(m.Scenarios, s) {
+				m.Scenarios = append(m.Scenarios, s)
+			}
+		}
+		m.Defects = append(m.Defects, judgeRow(d, res, m.Baseline, ddir, took[string(d.Name)]))
+	}
+	return m, writeSelftest(dir, *m)
 }
 
 // selftestRun runs the scenarios ids in the cells of k, with defect

@@ -1,12 +1,14 @@
 package run
 
 import (
+	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/fixtures/defects"
+	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )
 
@@ -36,4 +38,26 @@ func TestSelftestCellsLeaveOutTheInsecureProfile(t *testing.T) {
 	cells, err = selftestCells(k, []string{"tls/explicit-http-insecure-profile"})
 	require.NoError(t, err)
 	require.Len(t, cells, 2, "a scenario of the insecure profile keeps its cell")
+}
+
+func TestRejudgeReadsAnEarlierSelftest(t *testing.T) {
+	dir := t.TempDir()
+	d, ok := defects.Lookup(defects.RouterDefaultBackend)
+	require.True(t, ok)
+	write := func(sub, name, id string, o reports.Outcome, observed string) {
+		require.NoError(t, reports.WriteCase(reports.CaseResult{Name: name, ID: id, Outcome: o, Observed: observed,
+			Expect: "fail-closed(invalid-authority)", Evidence: reports.EvidenceDir(filepath.Join(dir, sub), name)}))
+	}
+	write("baseline-1", "authority/missing[c]", "authority/missing", reports.Pass, "invalid-authority")
+	write("baseline-1", "authority/unknown[c]", "authority/unknown", reports.Pass, "invalid-authority")
+	write("defects/"+string(d.Name), "authority/missing[c]", "authority/missing", reports.Fail, "")
+	write("defects/"+string(d.Name), "authority/unknown[c]", "authority/unknown", reports.Pass, "invalid-authority")
+	m, err := Rejudge(dir, defects.Registry())
+	require.NoError(t, err)
+	require.Len(t, m.Defects, 1, "defects without results are left out")
+	require.Equal(t, reports.Caught, m.Defects[0].Verdict, m.Defects[0].Message)
+	require.True(t, m.OK())
+	require.FileExists(t, filepath.Join(dir, reports.DetectionMD))
+	_, err = Rejudge(t.TempDir(), defects.Registry())
+	require.ErrorContains(t, err, "no baseline results")
 }
