@@ -94,6 +94,9 @@ func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) co
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("could not deploy cell %s: %v", r.c.Cell.Name(), err), nil)
 	}
 	r.env = r.w.Env(res, r.result.Evidence)
+	if err := r.w.checkBaseline(ctx, r.env); err != nil {
+		r.fail(ctx, t, reports.Error, blocked(err), nil)
+	}
 	return ctx
 }
 
@@ -122,6 +125,7 @@ func (r *caseRun) control(ctx context.Context, t *testing.T, _ *envconf.Config) 
 func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	s := r.c.Scenario
 	observed := r.try(ctx, s, Faulty)
+	r.stepsRan(ctx, t, observed)
 	if err := s.Expect.Judge(observed); err != nil {
 		r.fail(ctx, t, reports.Fail, err.Error(), observed)
 	}
@@ -134,6 +138,7 @@ func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) c
 func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	s := r.c.Scenario
 	observed := r.try(ctx, s, AsControl)
+	r.stepsRan(ctx, t, observed)
 	if s.Expect.Judge(observed) == nil {
 		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the scenario still observed %s (%v): its refusal is not caused by the faulty ingredient",
 			s.Control, s.Expect, observed), observed)
@@ -143,6 +148,16 @@ func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envc
 	}
 	r.pass(nil)
 	return ctx
+}
+
+// stepsRan makes the case an Error when one of the harness's own steps
+// failed (stepError), whatever else was observed: it is judged first, so
+// a refusal beside it cannot pass the case.
+func (r *caseRun) stepsRan(ctx context.Context, t *testing.T, observed error) {
+	t.Helper()
+	if se := stepFailure(observed); se != nil {
+		r.fail(ctx, t, reports.Error, fmt.Sprintf("a step of the case failed, so it has no verdict: %v (everything observed: %v)", se, observed), observed)
+	}
 }
 
 // pass records a passing case.

@@ -38,10 +38,16 @@ func (f *fakeDeployer) Client(string) (kubernetes.Interface, error) {
 }
 func (f *fakeDeployer) DeletePod(context.Context, string, string) error { return errors.New("fake") }
 func (f *fakeDeployer) WaitStargates(context.Context, string) error     { return errors.New("fake") }
-func (f *fakeDeployer) ApplyPylonVariant(context.Context, string, deploy.PylonOverrides) (*deploy.Variant, error) {
-	return nil, errors.New("fake")
+func (f *fakeDeployer) ApplyPylonVariant(_ context.Context, name string, _ deploy.PylonOverrides) (*deploy.Variant, error) {
+	return &deploy.Variant{Name: name, Cluster: "workers", Deployment: "pylon-" + name, InferenceServerID: "echo-pylon-" + name}, nil
 }
-func (f *fakeDeployer) DeletePylonVariant(context.Context, string) error { return errors.New("fake") }
+
+// errCleanup is the fake's failure to delete a variant.
+var errCleanup = errors.New("pods of pylon variant nvcf/pylon-x still there after 2m")
+
+func (f *fakeDeployer) DeletePylonVariant(context.Context, string) error { return errCleanup }
+
+var errBaseline = errors.New("region-a has 1 of 2 Stargate replicas ready")
 
 var errRefused = reason.Wrap(reason.UnknownAuthority, errors.New("x509: certificate signed by unknown authority"))
 
@@ -57,6 +63,12 @@ func fakeCatalogue() []Scenario {
 	always := func(context.Context, *Env, Setting) error { return errRefused }
 	broken := func(context.Context, *Env, Setting) error { return errors.New("the control broke") }
 	timeout := func(context.Context, *Env, Setting) error { return reason.Wrap(reason.Timeout, errors.New("slow")) }
+	// The refusal is right, but deleting the variant fails afterwards.
+	dirty := func(ctx context.Context, e *Env, s Setting) error {
+		return e.WithPylon(ctx, PylonVariant{Name: "x"}, func(context.Context, *deploy.Variant) error {
+			return refusedUnlessControl(ctx, e, s)
+		})
+	}
 	fc := FailClosed(reason.UnknownAuthority)
 	return []Scenario{
 		{ID: "tls/ok", Layer: LayerTLS, Summary: "the fake works", Expect: Pass, Try: ok},
@@ -65,6 +77,7 @@ func fakeCatalogue() []Scenario {
 		{ID: "tls/vacuous", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: always},
 		{ID: "tls/bad-control", Layer: LayerTLS, Expect: fc, Control: "tls/broken", Try: refusedUnlessControl},
 		{ID: "tls/wrong-reason", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: timeout},
+		{ID: "tls/dirty", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: dirty},
 	}
 }
 
@@ -78,12 +91,20 @@ func TestFakeSuite(t *testing.T) {
 	topo, err := topology.Parse([]byte("name: fake\nclusters: [{name: region-a, role: stargate}, {name: workers, role: workers}]\n"))
 	require.NoError(t, err)
 	w := &World{
-		Config:    &RunConfig{Artifacts: dir, TimeScale: 1, Environment: &clusters.Environment{}},
-		Topology:  topo,
-		Cells:     []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle}},
+		Config:   &RunConfig{Artifacts: dir, TimeScale: 1, Environment: &clusters.Environment{}},
+		Topology: topo,
+		Cells: []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle},
+			{Workload: matrix.Mixed, Trust: matrix.Bundle}},
 		Log:       slog.New(slog.DiscardHandler),
 		deployer:  &fakeDeployer{},
 		catalogue: fakeCatalogue(),
+		// The mixed cell deploys, but something before left it broken.
+		baseline: func(_ context.Context, e *Env) error {
+			if e.Deployed.Cell.Workload == matrix.Mixed {
+				return errBaseline
+			}
+			return nil
+		},
 	}
 	env.NewWithConfig(envconf.New()).Test(t, w.Features(w.Plan())...)
 }
@@ -102,8 +123,14 @@ func TestSuiteJudgesCases(t *testing.T) {
 	results, err := reports.LoadCases(dir)
 	require.NoError(t, err)
 	got := map[string]reports.Outcome{}
-	broken := 0
+	broken, blockedCases := 0, 0
 	for _, r := range results {
+		if r.Cell == "workload=mixed,trust=bundle" {
+			require.Equal(t, reports.Error, r.Outcome, "a broken baseline blocks %s instead of blaming it", r.Name)
+			require.Equal(t, blocked(errBaseline), r.Message, r.Name)
+			blockedCases++
+			continue
+		}
 		if r.Cell == "workload=deployment,trust=bundle" {
 			require.Equal(t, reports.Error, r.Outcome, r.Name)
 			if strings.Contains(r.Message, errCellBroken.Error()) {
@@ -113,7 +140,8 @@ func TestSuiteJudgesCases(t *testing.T) {
 		}
 		got[r.Name] = r.Outcome
 	}
-	require.Equal(t, 9, broken, "after the first failed deployment, the cell's other cases fail at once")
+	require.Equal(t, 11, broken, "after the first failed deployment, the cell's other cases fail at once")
+	require.Equal(t, 12, blockedCases, "every test of the cell with the broken baseline is blocked")
 	cell := "[workload=statefulset,trust=bundle]"
 	require.Equal(t, map[string]reports.Outcome{
 		"tls/ok" + cell:                               reports.Pass,
@@ -126,6 +154,8 @@ func TestSuiteJudgesCases(t *testing.T) {
 		"tls/bad-control/with-control-config" + cell:  reports.Pass,
 		"tls/wrong-reason" + cell:                     reports.Fail, // refused, but for another reason
 		"tls/wrong-reason/with-control-config" + cell: reports.Fail,
+		"tls/dirty" + cell:                            reports.Error, // the right refusal, but the cleanup failed
+		"tls/dirty/with-control-config" + cell:        reports.Error,
 	}, got, "output:\n%s", out)
 	for _, r := range results {
 		if r.Cell != "workload=statefulset,trust=bundle" {
@@ -133,6 +163,9 @@ func TestSuiteJudgesCases(t *testing.T) {
 		}
 		_, err := os.Stat(r.Evidence + "/probe-transcript.txt")
 		require.NoError(t, err, r.Name)
+		if r.ID == "tls/dirty" {
+			require.Contains(t, r.Message, `a step of the case failed, so it has no verdict: delete pylon variant "x": `+errCleanup.Error(), r.Name)
+		}
 		if r.ID == "tls/ok" {
 			require.Equal(t, "the fake works", r.Description, "the scenario's summary describes its cases")
 		}

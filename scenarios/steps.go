@@ -85,17 +85,6 @@ func (e *Env) ingressNaming(region, pod string) probe.GRPCTarget {
 	return t
 }
 
-// registerOnce registers a rogue inference server with the Stargate named
-// by authority through target, and closes the registration again.
-func registerOnce(ctx context.Context, e *Env, target probe.GRPCTarget, id string) (*stargatepb.InferenceServerAck, error) {
-	reg, err := e.Probe.Register(ctx, target, rogueRegistration(id, false))
-	if err != nil {
-		return nil, err
-	}
-	defer reg.Close()
-	return reg.Ack, nil
-}
-
 // advertisedHosts returns the hosts (no scheme, no port) of the
 // advertise_addr of every Stargate in a WatchStargates response.
 func advertisedHosts(r *stargatepb.WatchStargatesResponse) []string {

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/nvcf/conformance/harness/probe"
 )
 
 // routesToNamed registers one rogue inference server per Stargate replica
 // of the bootstrap region, each with that replica's identity as
-// :authority, and requires each to appear on its replica's /status only.
+// :authority, and requires, on the server side, each registration and the
+// registration call itself to reach exactly its replica among every
+// replica of every region.
 func routesToNamed(ctx context.Context, e *Env, _ Setting) error {
 	region := e.Bootstrap()
 	pods, err := e.StargatePods(ctx, region)
@@ -19,20 +23,7 @@ func routesToNamed(ctx context.Context, e *Env, _ Setting) error {
 		return fmt.Errorf("region %s has %d ready Stargate pods; routing needs at least 2 to mean anything", region, len(pods))
 	}
 	for _, p := range pods {
-		id := uniqueID("authority")
-		reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id, false))
-		if err != nil {
-			return err
-		}
-		err = e.Eventually(ctx, "registration "+id+" on exactly "+p.Name, waitStatus, func(ctx context.Context) error {
-			on, err := e.RegisteredOn(ctx, region, id)
-			if err != nil {
-				return err
-			}
-			return expectSet("replicas listing "+id, []string{p.Name}, on)
-		})
-		reg.Close()
-		if err != nil {
+		if err := registerThrough(ctx, e, e.ingressNaming(region, p.Name), region+"/"+p.Name); err != nil {
 			return err
 		}
 	}
@@ -53,9 +44,31 @@ func registerNaming(bad func(e *Env, region string, p Pod) string) Try {
 		if s == Faulty {
 			t.Authority = bad(e, region, p)
 		}
-		_, err = registerOnce(ctx, e, t, uniqueID("authority"))
+		return registerThrough(ctx, e, t, region+"/"+p.Name)
+	}
+}
+
+// registerThrough registers a rogue inference server through t and proves
+// the outcome on the server side. Accepted: the registration, and the
+// registration call, reached exactly the replica named ("region/pod") and
+// no other. Refused: for three heartbeat periods no replica of any region
+// holds the registration or received a registration call; the refusal is
+// returned.
+func registerThrough(ctx context.Context, e *Env, t probe.GRPCTarget, named string) error {
+	before, err := e.snapshot(ctx)
+	if err != nil {
 		return err
 	}
+	id := uniqueID("authority")
+	reg, err := e.Probe.Register(ctx, t, rogueRegistration(id, false))
+	if err != nil {
+		if serr := e.heldNowhere(ctx, absence{id: id, before: before, routed: true}); serr != nil {
+			return fmt.Errorf("the registration with :authority %q was refused (%v), but: %w", t.Authority, err, serr)
+		}
+		return err
+	}
+	defer reg.Close()
+	return e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before})
 }
 
 // The bad authorities of registerNaming.

@@ -99,7 +99,7 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	if err := e.deployer.DeletePod(ctx, region, victim.Name); err != nil {
-		return fmt.Errorf("delete Stargate pod %s/%s: %w", region, victim.Name, err)
+		return stepFailed(fmt.Sprintf("delete Stargate pod %s/%s", region, victim.Name), err)
 	}
 	e.NoteFault("deleted Stargate pod " + region + "/" + victim.Name)
 	if err := e.deployer.WaitStargates(ctx, region); err != nil {

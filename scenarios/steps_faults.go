@@ -18,7 +18,7 @@ import (
 func (e *Env) startFault(ctx context.Context, f faults.Fault) (*faults.Handle, error) {
 	h, err := faults.Start(ctx, f, e.recorder)
 	if err != nil {
-		return nil, err
+		return nil, stepFailed("inject the fault "+f.Name, err)
 	}
 	span := "until the case's steps end"
 	if f.Duration > 0 {
@@ -32,24 +32,21 @@ func (e *Env) startFault(ctx context.Context, f faults.Fault) (*faults.Handle, e
 func (e *Env) startMadeFault(ctx context.Context, mk func(e *Env) (faults.Fault, error)) (*faults.Handle, error) {
 	f, err := mk(e)
 	if err != nil {
-		return nil, err
+		return nil, stepFailed("describe the fault", err)
 	}
 	return e.startFault(ctx, f)
 }
 
 // duringFault runs step while the fault mk describes is active and undoes
-// the fault after it; an error undoing it fails the step.
+// the fault after it; an error undoing it makes the case an Error.
 func duringFault(mk func(e *Env) (faults.Fault, error), step Try) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
 		h, err := e.startMadeFault(ctx, mk)
 		if err != nil {
 			return err
 		}
-		defer h.Stop(ctx)
-		if err := step(ctx, e, s); err != nil {
-			return err
-		}
-		return h.Stop(ctx)
+		err = step(ctx, e, s)
+		return withCleanup(err, "undo the fault", h.Stop(ctx))
 	}
 }
 
@@ -61,20 +58,21 @@ func faultRunsOut(mk func(e *Env) (faults.Fault, error)) Try {
 		if err != nil {
 			return err
 		}
-		defer h.Stop(ctx)
 		return faultOver(ctx, h)
 	}
 }
 
-// faultOver waits until the fault's duration has passed and it is undone,
-// and returns the undo's error.
+// faultOver waits until the fault's duration has passed and it is undone
+// (undoing it at once when ctx ends first); a wait cut short or a failed
+// undo is a step's failure.
 func faultOver(ctx context.Context, h *faults.Handle) error {
+	var cut error
 	select {
 	case <-h.Done():
 	case <-ctx.Done():
-		return ctx.Err()
+		cut = stepFailed("wait for the fault to run out", ctx.Err())
 	}
-	return h.Err()
+	return withCleanup(cut, "undo the fault", h.Stop(ctx))
 }
 
 // quicLossAndDelay: 20 % loss and 100 ms ± 20 ms delay both ways on the

@@ -13,7 +13,7 @@ import (
 // partitionRemote partitions the workers from the remote region the
 // bootstrap region watches, requires Pylon's registrations there (and
 // only there) to drop while it lasts and to return after it heals.
-func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
+func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	remote, err := remoteWatched(e)
 	if err != nil {
 		return err
@@ -43,7 +43,12 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 	if err != nil {
 		return err
 	}
-	defer h.Stop(ctx)
+	undone := false // faultOver reports the undo's error itself
+	defer func() {
+		if !undone {
+			err = withCleanup(err, "undo the partition", h.Stop(ctx))
+		}
+	}()
 	if err := registrationDrops(ctx, e, h, remote, id, len(before)); err != nil {
 		return err
 	}
@@ -54,6 +59,7 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) error {
 	if len(onBoot) == 0 {
 		return fmt.Errorf("the partition of %s also dropped the registration with %s", remote, boot)
 	}
+	undone = true
 	if err := faultOver(ctx, h); err != nil {
 		return err
 	}
@@ -109,7 +115,7 @@ func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration,
 	}
 	reg, err := e.Probe.Register(ctx, e.ingressNaming(remote, p.Name), rogueRegistration(uniqueID("heartbeat"), false))
 	if err != nil {
-		return 0, fmt.Errorf("read the heartbeat interval of %s: %w", remote, err)
+		return 0, stepFailed("read the heartbeat interval of "+remote, err)
 	}
 	reg.Close()
 	return max(10*time.Second, 3*reg.Heartbeat+5*time.Second), nil

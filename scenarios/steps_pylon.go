@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/pki"
 )
@@ -47,22 +49,41 @@ func freshPylonAgainstIngressCert(name string, p pki.Purpose) Try {
 // configuration (and none with the control's).
 func freshPylonUnderFault(name string, mk func(e *Env) (faults.Fault, error)) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
-		if s == Faulty {
-			h, err := e.startMadeFault(ctx, mk)
-			if err != nil {
-				return err
-			}
-			defer h.Stop(ctx)
+		if s != Faulty {
+			return e.pylonVariantOutcome(ctx, PylonVariant{Name: name})
 		}
-		return e.pylonVariantOutcome(ctx, PylonVariant{Name: name})
+		h, err := e.startMadeFault(ctx, mk)
+		if err != nil {
+			return err
+		}
+		err = e.pylonVariantOutcome(ctx, PylonVariant{Name: name})
+		return withCleanup(err, "undo the fault", h.Stop(ctx))
 	}
 }
 
 // pylonVariantOutcome deploys v, waits until it registers or refuses, and
-// removes it again.
+// proves the outcome on the server side before removing v again: after a
+// refusal, for three heartbeat periods, no Stargate replica of any region
+// holds a registration or tunnel of v's inference server id (while v keeps
+// running, so a late retry would show); after a registration, it is held
+// by every ready replica of every region.
 func (e *Env) pylonVariantOutcome(ctx context.Context, v PylonVariant) error {
-	return e.WithPylon(ctx, v, func(ctx context.Context, name string) error {
-		return e.PylonOutcome(ctx, name, waitPylon)
+	before, err := e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	return e.WithPylon(ctx, v, func(ctx context.Context, dv *deploy.Variant) error {
+		out := e.PylonOutcome(ctx, dv.Deployment, waitPylon)
+		if out == nil {
+			return e.heldExactlyOn(ctx, presence{id: dv.InferenceServerID})
+		}
+		if transient(reason.Of(out)) {
+			return out // neither registered nor refused: nothing to prove
+		}
+		if err := e.heldNowhere(ctx, absence{id: dv.InferenceServerID, before: before}); err != nil {
+			return fmt.Errorf("pylon %s refused (%v), but: %w", dv.Deployment, out, err)
+		}
+		return out
 	})
 }
 

@@ -27,10 +27,17 @@ func bringTunnelUp(faulty func(*Env, *probe.QUICTarget) error) Try {
 
 // tunnelCase registers a rogue inference server with reverse tunnel on
 // the bootstrap region's first Stargate and dials the tunnel the ack
-// names, after mangle (nil: as a good Pylon would).
+// names, after mangle (nil: as a good Pylon would), and proves the outcome
+// on the server side: an accepted tunnel handshake on exactly that
+// replica, or, after a refusal, for three heartbeat periods no tunnel of
+// the id anywhere and its registration nowhere else.
 func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget) error) error {
 	region := e.Bootstrap()
 	p, err := firstPod(ctx, e, region)
+	if err != nil {
+		return err
+	}
+	before, err := e.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,7 +64,15 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 			return err
 		}
 	}
-	return e.Probe.Tunnel(ctx, t)
+	named := region + "/" + p.Name
+	if err := e.Probe.Tunnel(ctx, t); err != nil {
+		// The registration stays up meanwhile: a late tunnel would show.
+		if serr := e.heldNowhere(ctx, absence{id: id, before: before, registeredOn: named}); serr != nil {
+			return fmt.Errorf("the tunnel was refused (%v), but: %w", err, serr)
+		}
+		return err
+	}
+	return e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before, tunnel: true})
 }
 
 // The faulty ingredients of bringTunnelUp.

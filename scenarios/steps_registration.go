@@ -104,11 +104,15 @@ func rogueAck(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	id := e.Identity(region, p.Name)
-	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(uniqueID("rogue"), true))
+	rogue := uniqueID("rogue")
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(rogue, true))
 	if err != nil {
 		return err
 	}
 	defer reg.Close()
+	if err := e.heldExactlyOn(ctx, presence{id: rogue, on: []string{region + "/" + p.Name}}); err != nil {
+		return err
+	}
 	ack := reg.Ack
 	if got := hostOf(ack.GetReverseTunnelTarget()); got != id {
 		return fmt.Errorf("ack names tunnel target %q, want the identity %q", ack.GetReverseTunnelTarget(), id)

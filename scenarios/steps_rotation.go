@@ -92,7 +92,7 @@ func (e *Env) rotateIngress(ctx context.Context, s Setting, fn func(ctx context.
 	target := e.Ingress(region)
 	before, err := e.Probe.PeerCertificate(ctx, target)
 	if err != nil {
-		return fmt.Errorf("the ingress of %s before the rotation: %w", region, err)
+		return stepFailed("read the certificate the ingress of "+region+" serves before the rotation", err)
 	}
 	rot := faults.CertRotate{
 		Cluster:   faults.Cluster{Kubeconfig: e.Config.Environment.Kubeconfig, Context: region},
@@ -106,7 +106,7 @@ func (e *Env) rotateIngress(ctx context.Context, s Setting, fn func(ctx context.
 		rot.CertFile, rot.KeyFile, rot.Variant = c.CertPath, c.KeyPath, "wrong-root"
 	} else {
 		if rot.Cert, rot.Key, err = reissue(e.PKI, before); err != nil {
-			return fmt.Errorf("re-issue the ingress certificate of %s: %w", region, err)
+			return stepFailed("re-issue the ingress certificate of "+region, err)
 		}
 		rot.Variant = "good (re-issued)"
 	}
@@ -121,10 +121,10 @@ func (e *Env) rotateIngress(ctx context.Context, s Setting, fn func(ctx context.
 	defer func() {
 		ctx := context.WithoutCancel(ctx)
 		if serr := h.Stop(ctx); serr != nil {
-			err = errors.Join(err, serr)
+			err = withCleanup(err, "undo the certificate rotation", serr)
 			return
 		}
-		err = errors.Join(err, e.Eventually(ctx, "the ingress of "+region+" serves its original certificate again", rotationWait, func(ctx context.Context) error {
+		err = withCleanup(err, "wait for the ingress to serve its original certificate", e.Eventually(ctx, "the ingress of "+region+" serves its original certificate again", rotationWait, func(ctx context.Context) error {
 			c, err := e.Probe.PeerCertificate(ctx, target)
 			if err != nil {
 				return err

@@ -44,9 +44,17 @@ func trustingAnotherRoot(e *Env, t *probe.GRPCTarget) { t.TLS = e.WrongRoot(t.TL
 func inPlaintext(_ *Env, t *probe.GRPCTarget) { t.TLS.Plaintext = true }
 
 // pylonRegisteredEverywhere waits up to d until the cell's Pylon holds a
-// healthy registration with every Stargate of every region.
+// healthy registration with every Stargate of every region, and proves it
+// on the server side: every ready replica of every region holds it.
 func pylonRegisteredEverywhere(d time.Duration) Try {
 	return func(ctx context.Context, e *Env, _ Setting) error {
-		return e.PylonRegisteredEverywhere(ctx, manifests.PylonName, d)
+		if err := e.PylonRegisteredEverywhere(ctx, manifests.PylonName, d); err != nil {
+			return err
+		}
+		id, err := e.pylonServerID(ctx)
+		if err != nil {
+			return err
+		}
+		return e.heldExactlyOn(ctx, presence{id: id})
 	}
 }

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,20 +28,20 @@ type PylonVariant struct {
 }
 
 // WithPylon deploys the variant in the workers cluster, runs fn with the
-// Deployment's name, and deletes the variant again, whatever fn returned.
-func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, name string) error) (err error) {
+// deployed variant, and deletes the variant again, whatever fn returned.
+// A failure to deploy or to delete it is a step's failure (the case is an
+// Error): a variant left behind would break the next case.
+func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context.Context, dv *deploy.Variant) error) (err error) {
 	dv, err := e.deployer.ApplyPylonVariant(ctx, v.Name, v.Overrides)
 	if err != nil {
-		return fmt.Errorf("deploy pylon variant %q: %w", v.Name, err)
+		return stepFailed(fmt.Sprintf("deploy pylon variant %q", v.Name), err)
 	}
 	e.Log.Info("pylon variant deployed", "name", dv.Deployment)
 	defer func() {
 		e.keepVariant(ctx, dv.Cluster, v.Name, dv.Selector)
-		if derr := e.deployer.DeletePylonVariant(context.WithoutCancel(ctx), v.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("delete pylon variant %q: %w", v.Name, derr))
-		}
+		err = withCleanup(err, fmt.Sprintf("delete pylon variant %q", v.Name), e.deployer.DeletePylonVariant(context.WithoutCancel(ctx), v.Name))
 	}()
-	return fn(ctx, dv.Deployment)
+	return fn(ctx, dv)
 }
 
 // PylonOutcome waits until the Pylon called name either holds a healthy
@@ -133,13 +132,12 @@ func (e *Env) IdentitySuffixes() []string {
 // and restores the good credential (waiting again) whatever fn returned.
 func (e *Env) WithIngressCert(ctx context.Context, region string, p pki.Purpose, fn func(ctx context.Context) error) (err error) {
 	if err := e.setIngressSecret(ctx, region, pki.SecretName(pki.RoleGRPC, p)); err != nil {
-		return err
+		return stepFailed(fmt.Sprintf("point the ingress of %s at the %s certificate", region, p), err)
 	}
 	e.NoteFault(fmt.Sprintf("ingress of %s serves the %s certificate", region, p))
 	defer func() {
-		if rerr := e.setIngressSecret(context.WithoutCancel(ctx), region, manifests.IngressTLSSecret); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restore the good ingress certificate of %s: %w", region, rerr))
-		}
+		err = withCleanup(err, "restore the good ingress certificate of "+region,
+			e.setIngressSecret(context.WithoutCancel(ctx), region, manifests.IngressTLSSecret))
 	}()
 	return fn(ctx)
 }

@@ -20,16 +20,17 @@ const remoteURLFlag = "--remote-stargate-url="
 // WithStargate starts, in region, a lone Stargate pod built from the
 // region's Stargate pod template with its remote watch URLs replaced by
 // remoteURLs and labels that keep it out of every Service, runs fn with
-// the pod's name, and deletes the pod whatever fn returned.
-func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) error {
+// the pod's name, and deletes the pod whatever fn returned. A failure to
+// start or delete the pod is a step's failure (the case is an Error).
+func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) (err error) {
 	cs, err := e.Kube(region)
 	if err != nil {
-		return err
+		return stepFailed("reach region "+region, err)
 	}
 	ns := e.Deployed.Namespace
 	tmpl, err := e.stargateTemplate(ctx, region)
 	if err != nil {
-		return err
+		return stepFailed("read the Stargate pod template", err)
 	}
 	name := "stargate-variant-" + variant
 	pod := &corev1.Pod{
@@ -65,7 +66,7 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 		return err
 	}
 	if err := del(ctx); err != nil {
-		return err
+		return stepFailed("delete an old Stargate variant "+name, err)
 	}
 	if err := e.Eventually(ctx, "old pod "+name+" gone", time.Minute, func(ctx context.Context) error {
 		if _, err := api.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -73,16 +74,14 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 		}
 		return nil
 	}); err != nil {
-		return err
+		return stepFailed("wait for an old Stargate variant to go", err)
 	}
 	if _, err := api.Create(ctx, pod, metav1.CreateOptions{FieldManager: "nvcf-harness-scenarios"}); err != nil {
-		return fmt.Errorf("create Stargate variant %s in %s: %w", name, region, err)
+		return stepFailed(fmt.Sprintf("create Stargate variant %s in %s", name, region), err)
 	}
 	defer func() {
 		e.keepVariant(ctx, region, variant, manifests.InstanceLabel+"="+name)
-		if err := del(context.WithoutCancel(ctx)); err != nil {
-			e.Log.Warn("delete Stargate variant", "pod", name, "err", err)
-		}
+		err = withCleanup(err, "delete Stargate variant "+name, del(context.WithoutCancel(ctx)))
 	}()
 	return fn(ctx, name)
 }

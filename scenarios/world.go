@@ -36,15 +36,20 @@ type World struct {
 	// catalogue is the list cases and their controls come from.
 	catalogue []Scenario
 	recorder  *faults.Recorder
-	roots     *x509.CertPool
-	wrong     *x509.CertPool
+	// baseline checks a cell before each case (nil: Env.checkBaseline).
+	baseline func(context.Context, *Env) error
+	roots    *x509.CertPool
+	wrong    *x509.CertPool
 
 	mu      sync.Mutex
 	current *deploy.Result
 	// broken remembers cells whose deployment failed, so their other cases
 	// fail at once instead of waiting for the same failure again.
-	broken  map[matrix.Cell]error
-	logFile *os.File
+	broken map[matrix.Cell]error
+	// baselineBad remembers cells whose baseline was broken before their
+	// last case.
+	baselineBad map[matrix.Cell]bool
+	logFile     *os.File
 }
 
 // Connect loads what a RunConfig names and prepares the deployer; it
@@ -216,6 +221,31 @@ func (w *World) Env(res *deploy.Result, evidence string) *Env {
 		Probe:    probe.New(probe.Options{DNS: w.Config.Environment.DNS, Logger: w.Log.With("component", "probe")}),
 		Evidence: evidence,
 	}
+}
+
+// checkBaseline checks the cell's baseline before a case: it waits for it
+// (a case before may have disturbed it on purpose) unless it was broken
+// before the previous case of the cell too, when one short look decides,
+// so a broken cell blocks its cases at once.
+func (w *World) checkBaseline(ctx context.Context, e *Env) error {
+	if w.baseline != nil {
+		return w.baseline(ctx, e)
+	}
+	cell := e.Deployed.Cell
+	w.mu.Lock()
+	d := waitConverge
+	if w.baselineBad[cell] {
+		d = 5 * time.Second
+	}
+	w.mu.Unlock()
+	err := e.checkBaseline(ctx, d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.baselineBad == nil {
+		w.baselineBad = map[matrix.Cell]bool{}
+	}
+	w.baselineBad[cell] = err != nil
+	return err
 }
 
 // Scale multiplies a wait deadline by the run's time scale.

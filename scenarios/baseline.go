@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+)
+
+// checkBaseline waits up to d until the cell is as every case expects to
+// find it, and otherwise says what is broken: every region's Stargate
+// workload has all its replicas ready, and every replica holds the base
+// Pylon's registration and reverse tunnel (asked on the server side). A
+// case that finds it broken is blocked, not blamed: the state was left by
+// something before it.
+func (e *Env) checkBaseline(ctx context.Context, d time.Duration) error {
+	return e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", d, e.baselineBroken)
+}
+
+// baselineBroken is one look at the baseline.
+func (e *Env) baselineBroken(ctx context.Context) error {
+	id, err := e.pylonServerID(ctx)
+	if err != nil {
+		return fmt.Errorf("the base Pylon: %w", err)
+	}
+	hs, err := e.askStargates(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range e.Regions() {
+		want, err := e.stargateReplicas(ctx, r)
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, h := range hs {
+			if h.Region == r && h.Ready {
+				ready++
+			}
+		}
+		if ready < want {
+			return fmt.Errorf("region %s has %d of %d Stargate replicas ready", r, ready, want)
+		}
+	}
+	var missing []string
+	for _, h := range hs {
+		if !h.Ready {
+			continue
+		}
+		if !slices.Contains(h.Registrations, id) {
+			missing = append(missing, h.name()+" holds no registration of the base Pylon ("+id+")")
+		}
+		if !slices.Contains(h.Tunnels, id) {
+			missing = append(missing, h.name()+" holds no reverse tunnel of the base Pylon ("+id+")")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// stargateReplicas is how many Stargate replicas region's workload wants
+// (a StatefulSet, a Deployment, or both).
+func (e *Env) stargateReplicas(ctx context.Context, region string) (int, error) {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return 0, err
+	}
+	ns, n, found := e.Deployed.Namespace, 0, false
+	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, manifests.StargateName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		n, found = n+replicasOf(sts.Spec.Replicas), true
+	case !apierrors.IsNotFound(err):
+		return 0, fmt.Errorf("region %s: read the Stargate StatefulSet: %w", region, err)
+	}
+	var d *appsv1.Deployment
+	d, err = cs.AppsV1().Deployments(ns).Get(ctx, manifests.StargateName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		n, found = n+replicasOf(d.Spec.Replicas), true
+	case !apierrors.IsNotFound(err):
+		return 0, fmt.Errorf("region %s: read the Stargate Deployment: %w", region, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("region %s has no Stargate StatefulSet or Deployment", region)
+	}
+	return n, nil
+}
+
+func replicasOf(r *int32) int {
+	if r == nil {
+		return 1
+	}
+	return int(*r)
+}

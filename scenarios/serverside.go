@@ -1,0 +1,425 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nvcf/conformance/fixtures/deploy"
+)
+
+// Server-side proof: what every Stargate replica of every region holds,
+// read from each pod's /status. A refusal seen by a client means nothing
+// if a Stargate registered the refused inference server anyway, accepted
+// its tunnel, or received the refused request; a registration a client
+// saw acknowledged means little unless it landed on exactly the Stargates
+// it should reach. Each check writes what it asked, what it found and over
+// what window to the case's evidence (server-side.txt).
+
+// defaultHeartbeat is the registration heartbeat interval of a Stargate
+// whose /status does not announce one (the protocol's default).
+const defaultHeartbeat = 5 * time.Second
+
+// sweepEvery is how often a window check asks every replica again.
+const sweepEvery = time.Second
+
+// held is what one Stargate replica held when asked.
+type held struct {
+	Region, Pod, IP string
+	Ready           bool
+	// Registrations are the inference server ids in its registry.
+	Registrations []string
+	// Tunnels are the ids with a live reverse tunnel to it.
+	Tunnels []string
+	// Accepted counts the tunnel handshakes it accepted, by id.
+	Accepted map[string]int
+	// Registers counts the RegisterInferenceServer calls it received.
+	Registers int64
+	// Heartbeat is the registration heartbeat it announces.
+	Heartbeat time.Duration
+	doc       Doc
+}
+
+func (h held) name() string { return h.Region + "/" + h.Pod }
+
+// stargateDoc is the part of the reference Stargate's /status the checks
+// read (a real image needs a status shim serving the same fields).
+type stargateDoc struct {
+	InferenceServers *[]struct {
+		ID string `json:"id"`
+	} `json:"inference_servers"`
+	HeartbeatMS int64 `json:"registration_heartbeat_ms"`
+	Requests    map[string]struct {
+		Total int64 `json:"total"`
+	} `json:"requests"`
+	Extra struct {
+		ReverseTunnel *struct {
+			Sessions   []string `json:"sessions"`
+			Handshakes struct {
+				AcceptedByID map[string]int `json:"accepted_by_id"`
+			} `json:"handshakes"`
+		} `json:"reverse_tunnel"`
+	} `json:"extra"`
+}
+
+// readHeld reads a replica's /status document.
+func readHeld(region string, p Pod, d Doc) (held, error) {
+	h := held{Region: region, Pod: p.Name, IP: p.IP, Ready: p.Ready, doc: d, Heartbeat: defaultHeartbeat}
+	raw, err := json.Marshal(d.v)
+	if err != nil {
+		return h, err
+	}
+	var s stargateDoc
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return h, fmt.Errorf("Stargate %s/%s: /status: %w", region, p.Name, err)
+	}
+	var missing []string
+	if s.InferenceServers == nil {
+		missing = append(missing, "inference_servers")
+	}
+	if s.Requests == nil {
+		missing = append(missing, "requests (per-method RPC counts)")
+	}
+	if s.Extra.ReverseTunnel == nil {
+		missing = append(missing, "extra.reverse_tunnel")
+	}
+	if len(missing) > 0 {
+		return h, fmt.Errorf("Stargate %s/%s: /status lacks %s, so the server side cannot be proven (serve them, or put a status shim in front of the image)",
+			region, p.Name, strings.Join(missing, ", "))
+	}
+	for _, is := range *s.InferenceServers {
+		h.Registrations = append(h.Registrations, is.ID)
+	}
+	h.Tunnels = slices.Sorted(slices.Values(s.Extra.ReverseTunnel.Sessions))
+	h.Accepted = s.Extra.ReverseTunnel.Handshakes.AcceptedByID
+	h.Registers = s.Requests["RegisterInferenceServer"].Total
+	if s.HeartbeatMS > 0 {
+		h.Heartbeat = time.Duration(s.HeartbeatMS) * time.Millisecond
+	}
+	return h, nil
+}
+
+// askStargates asks every Stargate pod of every region what it holds:
+// every ready one, and every other one that answers (terminating pods and
+// pods without an IP are left out).
+func (e *Env) askStargates(ctx context.Context) ([]held, error) {
+	var out []held
+	for _, r := range e.Regions() {
+		pods, err := e.Pods(ctx, r, deploy.StargateSelector().String())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods {
+			if p.IP == "" {
+				continue
+			}
+			d, err := e.StargateStatus(ctx, p)
+			if err != nil && !p.Ready {
+				continue // starting or stopping: it serves nothing yet
+			}
+			if err != nil {
+				return nil, fmt.Errorf("ask Stargate %s/%s: %w", r, p.Name, err)
+			}
+			h, err := readHeld(r, p, d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no Stargate pod with an IP in any region")
+	}
+	return out, nil
+}
+
+// snapshot asks every Stargate before an attempt, for the counters the
+// checks compare with; its failure is a step's failure.
+func (e *Env) snapshot(ctx context.Context) ([]held, error) {
+	hs, err := e.askStargates(ctx)
+	return hs, stepFailed("ask every Stargate before the attempt", err)
+}
+
+// absence is what a refusal must leave on the server side.
+type absence struct {
+	// id is the inference server id no replica may hold.
+	id string
+	// before are the replicas' counters before the attempt (required).
+	before []held
+	// registeredOn names the replica ("region/pod") where id may hold a
+	// registration (a quic case's good registration whose tunnel is
+	// refused); empty: nowhere.
+	registeredOn string
+	// routed also requires that no replica received a registration
+	// request since before (a refused :authority reaches no replica).
+	routed bool
+}
+
+func (a absence) String() string {
+	var what []string
+	if a.registeredOn == "" {
+		what = append(what, "no registration of "+a.id+" on any Stargate replica")
+	} else {
+		what = append(what, "the registration of "+a.id+" on "+a.registeredOn+" only")
+	}
+	what = append(what, "no reverse tunnel or accepted tunnel handshake of "+a.id+" anywhere")
+	if a.routed {
+		what = append(what, "no RegisterInferenceServer call reaching any replica")
+	}
+	return strings.Join(what, "; ")
+}
+
+// window is how long a refusal is watched on the server side: at least
+// three heartbeat periods of the slowest replica (after which a lingering
+// registration would have expired, and within which a retry would have
+// landed), plus half a period, longer under a time scale above 1.
+func (e *Env) window(hs []held) (time.Duration, time.Duration) {
+	hb := defaultHeartbeat
+	for i, h := range hs {
+		if i == 0 || h.Heartbeat > hb {
+			hb = h.Heartbeat
+		}
+	}
+	w := 3*hb + hb/2
+	return max(w, e.Scale(w)), hb
+}
+
+// heldNowhere proves a refusal on the server side: for the window after
+// it, every replica of every region is asked every second, and none may
+// hold what a.String() excludes. A violation is a plain error (no typed
+// reason), so the case fails even though a client saw a refusal; a
+// failure to ask is a step's failure.
+func (e *Env) heldNowhere(ctx context.Context, a absence) error {
+	win, hb := e.window(a.before)
+	start := time.Now()
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	rec := serverRecord{check: a.String(), start: start, before: a.before, id: a.id,
+		window: fmt.Sprintf("%s (3 heartbeats of %s and half a period, at least)", win.Round(time.Millisecond), hb)}
+	for {
+		now, err := e.askStargates(ctx)
+		if err != nil {
+			rec.verdict = "could not ask: " + err.Error()
+			e.recordServerSide(rec)
+			return stepFailed("ask every Stargate after the refusal", err)
+		}
+		rec.sweeps++
+		rec.last = now
+		if v := a.violations(now); len(v) > 0 {
+			err := fmt.Errorf("server side, %s after the refusal: %s", time.Since(start).Round(time.Millisecond), strings.Join(v, "; "))
+			rec.verdict = "VIOLATED: " + err.Error()
+			e.recordServerSide(rec)
+			return err
+		}
+		if time.Since(start) >= win {
+			rec.verdict = "holds"
+			e.recordServerSide(rec)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			rec.verdict = "cut short: " + ctx.Err().Error()
+			e.recordServerSide(rec)
+			return stepFailed("watch the Stargates after the refusal", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// violations lists what the replicas hold that a excludes.
+func (a absence) violations(now []held) []string {
+	var out []string
+	for _, h := range now {
+		found := len(out)
+		b, known := findHeld(a.before, h.name())
+		if slices.Contains(h.Registrations, a.id) && h.name() != a.registeredOn {
+			out = append(out, fmt.Sprintf("Stargate %s holds a registration of %s", h.name(), a.id))
+		}
+		if slices.Contains(h.Tunnels, a.id) {
+			out = append(out, fmt.Sprintf("Stargate %s holds a reverse tunnel of %s", h.name(), a.id))
+		}
+		if n := h.Accepted[a.id] - b.Accepted[a.id]; n > 0 {
+			out = append(out, fmt.Sprintf("Stargate %s accepted %d tunnel handshake(s) of %s", h.name(), n, a.id))
+		}
+		// Any other mention (a field the checks above do not read).
+		if len(out) == found && h.name() != a.registeredOn && h.doc.Mentions(a.id) {
+			out = append(out, fmt.Sprintf("Stargate %s's /status mentions %s: %s", h.name(), a.id, h.doc))
+		}
+		if a.routed && known && h.Registers > b.Registers {
+			out = append(out, fmt.Sprintf("Stargate %s received %d RegisterInferenceServer call(s) since before the attempt", h.name(), h.Registers-b.Registers))
+		}
+	}
+	return out
+}
+
+func findHeld(hs []held, name string) (held, bool) {
+	for _, h := range hs {
+		if h.name() == name {
+			return h, true
+		}
+	}
+	return held{}, false
+}
+
+// presence is where an accepted registration must land.
+type presence struct {
+	id string
+	// on are the replicas ("region/pod") that must hold it, and no other;
+	// nil means every ready replica of every region.
+	on []string
+	// before, when set, also requires a RegisterInferenceServer call to
+	// have reached exactly the replicas on since then (routing).
+	before []held
+	// tunnel requires an accepted tunnel handshake of id on exactly on
+	// (since before) instead of a registration.
+	tunnel bool
+}
+
+func (p presence) String() string {
+	where := "every ready Stargate replica of every region"
+	if p.on != nil {
+		where = strings.Join(p.on, ", ")
+	}
+	what := "a registration of " + p.id
+	if p.tunnel {
+		what = "an accepted tunnel handshake of " + p.id
+	}
+	s := what + " on exactly " + where
+	if p.before != nil && !p.tunnel {
+		s += ", reached by a RegisterInferenceServer call there and nowhere else"
+	}
+	return s
+}
+
+// heldExactlyOn waits (waitStatus, or waitConverge for every replica)
+// until p holds on the server side, and records the proof. A mismatch at
+// the deadline is a plain error, so the case fails.
+func (e *Env) heldExactlyOn(ctx context.Context, p presence) error {
+	rec := serverRecord{check: p.String(), start: time.Now(), before: p.before, id: p.id}
+	d := waitStatus
+	if p.on == nil {
+		d = waitConverge
+	}
+	rec.window = "until it holds, at most " + e.Scale(d).String()
+	var asked error
+	err := e.Eventually(ctx, p.String(), d, func(ctx context.Context) error {
+		now, err := e.askStargates(ctx)
+		if err != nil {
+			asked = err
+			return err
+		}
+		want := p.on
+		if want == nil {
+			want = readyOf(now)
+		}
+		asked = nil
+		rec.sweeps++
+		rec.last = now
+		return p.mismatch(now, want)
+	})
+	switch {
+	case err == nil:
+		rec.verdict = "holds"
+	case asked != nil:
+		rec.verdict = "could not ask: " + asked.Error()
+		err = stepFailed("ask every Stargate", err)
+	default:
+		rec.verdict = "VIOLATED: " + err.Error()
+		err = fmt.Errorf("server side: %w", err)
+	}
+	e.recordServerSide(rec)
+	return err
+}
+
+// mismatch says how the replicas differ from p (with want the replicas
+// that must hold it), or nil.
+func (p presence) mismatch(now []held, want []string) error {
+	var has, reached []string
+	for _, h := range now {
+		b, _ := findHeld(p.before, h.name())
+		if p.tunnel {
+			if h.Accepted[p.id] > b.Accepted[p.id] {
+				has = append(has, h.name())
+			}
+			continue
+		}
+		if slices.Contains(h.Registrations, p.id) {
+			has = append(has, h.name())
+		}
+		if _, known := findHeld(p.before, h.name()); known && h.Registers > b.Registers {
+			reached = append(reached, h.name())
+		}
+	}
+	what := "replicas holding a registration of " + p.id
+	if p.tunnel {
+		what = "replicas that accepted a tunnel handshake of " + p.id
+	}
+	if err := expectSet(what, want, has); err != nil {
+		return err
+	}
+	if p.before != nil && !p.tunnel {
+		return expectSet("replicas that received a RegisterInferenceServer call", want, reached)
+	}
+	return nil
+}
+
+// readyOf names the ready replicas among hs.
+func readyOf(hs []held) []string {
+	var out []string
+	for _, h := range hs {
+		if h.Ready {
+			out = append(out, h.name())
+		}
+	}
+	return out
+}
+
+// serverRecord is one server-side check, as the evidence shows it.
+type serverRecord struct {
+	check, window, verdict, id string
+	start                      time.Time
+	sweeps                     int
+	before, last               []held
+}
+
+// recordServerSide appends rec to the case's server-side.txt.
+func (e *Env) recordServerSide(rec serverRecord) {
+	var b strings.Builder
+	end := time.Now()
+	fmt.Fprintf(&b, "== %s\n", rec.check)
+	var asked []string
+	for _, h := range rec.last {
+		asked = append(asked, fmt.Sprintf("%s (%s)", h.name(), h.IP))
+	}
+	fmt.Fprintf(&b, "asked:   every Stargate pod of every region: %s\n", strings.Join(asked, ", "))
+	fmt.Fprintf(&b, "window:  %s .. %s (%s; %s), %d sweep(s)\n", rec.start.UTC().Format("15:04:05.000"), end.UTC().Format("15:04:05.000"),
+		end.Sub(rec.start).Round(time.Millisecond), rec.window, rec.sweeps)
+	fmt.Fprintf(&b, "held at the last sweep:\n")
+	for _, h := range rec.last {
+		bh, known := findHeld(rec.before, h.name())
+		calls := fmt.Sprintf("%d", h.Registers)
+		if known {
+			calls = fmt.Sprintf("%d (before %d)", h.Registers, bh.Registers)
+		}
+		fmt.Fprintf(&b, "  %-28s registrations=%v tunnels=%v accepted(%s)=%d RegisterInferenceServer calls=%s\n",
+			h.name(), h.Registrations, h.Tunnels, rec.id, h.Accepted[rec.id], calls)
+	}
+	fmt.Fprintf(&b, "verdict: %s\n\n", rec.verdict)
+	if err := os.MkdirAll(e.Evidence, 0o755); err != nil {
+		e.Log.Warn("server-side evidence", "err", err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(e.Evidence, "server-side.txt"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		e.Log.Warn("server-side evidence", "err", err)
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(b.String())
+}

@@ -1,0 +1,54 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+)
+
+// stepError is the failure of a step the harness performs around the
+// behaviour under test: deploying or deleting a variant, starting or
+// undoing a fault, restoring a certificate, waiting for a rollout or a
+// deletion, asking the Stargates. It says nothing about the system under
+// test, so it makes the case an Error naming the step, whatever else the
+// case observed: a refusal joined beside it cannot turn it into a pass,
+// and leftover state is blamed on the case that left it, not on the next.
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// stepFailed marks err (nil stays nil) as the failure of step.
+func stepFailed(step string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stepError{step: step, err: err}
+}
+
+// stepFailure finds a step's failure anywhere in err's tree (also behind
+// a refusal in an errors.Join).
+func stepFailure(err error) *stepError {
+	var se *stepError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}
+
+// withCleanup joins the error of a cleanup (a deferred undo) to the
+// error of the steps it followed, as a step's failure.
+func withCleanup(err error, step string, cerr error) error {
+	if cerr == nil {
+		return err
+	}
+	return errors.Join(err, stepFailed(step, cerr))
+}
+
+// blocked is the message of a case that did not run because the cell's
+// baseline was broken before it.
+func blocked(cause error) string {
+	return fmt.Sprintf("blocked: the cell's baseline was broken before the case ran, so it has no verdict: %v", cause)
+}
