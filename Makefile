@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries ready test fuzz e2e bench gate crashtest generate lint deps clean
+.PHONY: all build binaries ready test fuzz e2e bench gate selftest crashtest generate lint deps clean
 
 all: build
 
@@ -81,6 +81,14 @@ GATE ?= gates/release.yaml
 ## gate: apply the release gate ($(GATE)) to the run in $(ARTIFACTS): exit 0 when it may ship, 1 when it blocks.
 gate:
 	./bin/harness gate --file $(GATE) --artifacts $(ARTIFACTS)
+
+## selftest: re-create every registered defect of the reference components (fixtures/defects) on a fresh
+## environment and prove its scenarios catch it; the detection matrix goes to $(ARTIFACTS)/selftest
+## (junit.xml, detection.md, summary.md). SELFTEST_ARGS=--epic runs the epic's five items only (CI).
+SELFTEST_ARGS ?=
+selftest: ready
+	@mkdir -p $(ARTIFACTS)
+	./bin/harness selftest --artifacts $(ARTIFACTS)/selftest $(SELFTEST_ARGS)
 
 ## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the summary goes to $(ARTIFACTS)/crashtest.txt.
 crashtest: deps binaries

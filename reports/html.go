@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -95,9 +96,20 @@ type requirementScenario struct {
 }
 
 type detectionView struct {
-	Defects   []Requirement
 	Scenarios []string
-	Rows      [][]Detection
+	Rows      []detectionRow
+}
+
+type detectionRow struct {
+	DefectRow
+	Cells []detectionCell
+}
+
+// detectionCell is one scenario's cases in one defect's run: Class is
+// "pass" when it caught the defect, "fail" when it ran and stayed green,
+// "none" when it did not run.
+type detectionCell struct {
+	Class, Text string
 }
 
 func (r Run) view(dir string) pageView {
@@ -171,15 +183,19 @@ func (r Run) view(dir string) pageView {
 		v.Requirements = append(v.Requirements, rv)
 	}
 	if m := r.Detection; m != nil {
-		dv := &detectionView{Defects: m.Defects, Scenarios: m.Scenarios}
+		dv := &detectionView{Scenarios: m.Scenarios}
 		for _, d := range m.Defects {
-			var row []Detection
+			row := detectionRow{DefectRow: d}
 			for _, sc := range m.Scenarios {
-				det, ok := m.Find(d.ID, sc)
-				if !ok {
-					det = Detection{Defect: d.ID, Scenario: sc, Observed: "—"}
+				c, ok := d.Cells[sc]
+				switch {
+				case !ok || !c.Ran:
+					row.Cells = append(row.Cells, detectionCell{Class: "none"})
+				case c.Red:
+					row.Cells = append(row.Cells, detectionCell{Class: "pass", Text: "caught " + strings.Join(c.Reasons, ", ")})
+				default:
+					row.Cells = append(row.Cells, detectionCell{Class: "fail", Text: "missed"})
 				}
-				row = append(row, det)
 			}
 			dv.Rows = append(dv.Rows, row)
 		}

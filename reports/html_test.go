@@ -61,9 +61,10 @@ func TestHTMLReportInChromium(t *testing.T) {
 	require.NoError(t, err)
 	r.Gate = g.Evaluate(r, "gate.yaml", nil, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC))
 	r.Detection = &DetectionMatrix{
-		Defects:   []Requirement{{ID: "defect-4", Title: "dashed-IP authority from Deployment SRV"}},
 		Scenarios: []string{"authority/dashed-ip", "tls/wrong-root"},
-		Results:   []Detection{{Defect: "defect-4", Scenario: "authority/dashed-ip", Caught: true, Observed: "fail: invalid-authority"}},
+		Defects: []DefectRow{{Name: "router-routes-dashed-ip", Role: "router", Epic: 4, Recreates: "dashed-IP authority routed",
+			Expected: []string{"authority/dashed-ip"}, Verdict: Caught,
+			Cells: map[string]Detection{"authority/dashed-ip": {Ran: true, Red: true, Reasons: []string{"accepted"}}}}},
 	}
 	require.NoError(t, r.Write(dir))
 	page := "file://" + filepath.Join(dir, HTMLFile)
@@ -87,7 +88,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	require.Contains(t, text(byID(t, doc, "gate")), "FAIL")
 	require.Contains(t, text(byID(t, doc, "meta")), "0123456789abcdef0123456789abcdef01234567")
 	require.Contains(t, text(byID(t, doc, "requirements")), "dod-7")
-	require.Contains(t, text(byID(t, doc, "detection")), "caught fail: invalid-authority")
+	require.Contains(t, text(byID(t, doc, "detection")), "caught accepted")
 	flaky := byID(t, doc, anchor("quic/tunnel-up"+inCell))
 	require.Contains(t, text(flaky), "attempt 1: fail")
 	marks := findAll(byID(t, doc, "grid"), func(n *html.Node) bool { return attrOf(n, "class") == "quarantined-mark" })

@@ -25,6 +25,7 @@ func Catalogue() []Scenario {
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),
+		discoveryNoDashedIdentity(),
 		discoveryPodReplacement(),
 		// watch.go
 		watchCrossRegion(),

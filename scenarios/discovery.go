@@ -14,6 +14,16 @@ func discoveryIdentities() Scenario {
 	}
 }
 
+func discoveryNoDashedIdentity() Scenario {
+	return Scenario{
+		ID: "discovery/no-dashed-identity", Layer: LayerDiscovery, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD5, Defect4},
+		Summary: "no replica of any region advertises a dashed-IP identity or one naming no live pod (a subset suffices, so DNS-SRV discovery is held to it too)",
+		Expect:  Pass,
+		Try:     noReplicaAdvertisesDeadOrDashed,
+	}
+}
+
 func discoveryPodReplacement() Scenario {
 	return Scenario{
 		ID: "discovery/pod-replacement", Layer: LayerDiscovery, Labels: []string{LabelProbe, LabelPylon},

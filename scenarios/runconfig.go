@@ -49,6 +49,12 @@ type RunConfig struct {
 	Provider string `json:"provider,omitempty"`
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor `json:"flavor,omitempty"`
+	// Discovery is Stargate's peer discovery (empty: the manifests' default,
+	// EndpointSlices; "dns" for SRV).
+	Discovery string `json:"discovery,omitempty"`
+	// Defect switches registered defects on in one role: set by `harness
+	// selftest` only, never by `harness run`.
+	Defect manifests.Defect `json:"defect,omitzero"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// OwnerPID is the `harness run` that started the suite (0: none, a run

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // dashedIP matches an identity whose first label is a dashed IPv4 address.
@@ -34,7 +36,7 @@ func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error 
 		got := advertisedHosts(resp)
 		for _, h := range got {
 			if dashedIP.MatchString(h) {
-				return fmt.Errorf("region %s advertises the dashed-IP identity %q", region, h)
+				return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the dashed-IP identity %q, which the router cannot route", region, h))
 			}
 		}
 		pods, err := e.StargatePods(ctx, region)
@@ -49,6 +51,39 @@ func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error 
 		}
 		return expectSet("region "+region+" advertised identities", want, got)
 	})
+}
+
+// noReplicaAdvertisesDeadOrDashed opens one fresh watch per Stargate pod
+// (plus one) in every region, so the router's round robin reaches every
+// replica, and requires each answer to name only live pods, never a
+// dashed IP. Unlike advertisesLivePods it accepts a subset: DNS-SRV
+// discovery, which drops the peers it cannot name, is held to it as well.
+func noReplicaAdvertisesDeadOrDashed(ctx context.Context, e *Env, _ Setting) error {
+	for _, r := range e.Regions() {
+		pods, err := e.StargatePods(ctx, r)
+		if err != nil {
+			return err
+		}
+		live := map[string]bool{}
+		for _, p := range pods {
+			live[e.Identity(r, p.Name)] = true
+		}
+		for range len(pods) + 1 {
+			resp, err := e.Probe.Watch(ctx, e.Ingress(r))
+			if err != nil {
+				return err
+			}
+			for _, h := range advertisedHosts(resp) {
+				if dashedIP.MatchString(h) {
+					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the dashed-IP identity %q, which the router cannot route", r, h))
+				}
+				if !live[h] {
+					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises %q, which names no live pod", r, h))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // podReplacement deletes the first Stargate pod of the bootstrap region

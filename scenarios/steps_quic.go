@@ -3,10 +3,12 @@ package scenarios
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/harness/probe"
 	"github.com/nvcf/conformance/pki"
 )
@@ -103,20 +105,30 @@ func withUnknownSNI(e *Env, t *probe.QUICTarget) error {
 }
 
 // pylonTunnelsConnected waits until the cell's Pylon holds a connected
-// reverse tunnel through every region's QUIC relay.
+// reverse tunnel through every region's QUIC relay. At the deadline the
+// error carries the last reason Pylon reported (unknown-authority, say).
 func pylonTunnelsConnected(ctx context.Context, e *Env, _ Setting) error {
-	return e.Eventually(ctx, "Pylon's tunnels connected", waitConverge, func(ctx context.Context) error {
+	var last error
+	err := e.Eventually(ctx, "Pylon's tunnels connected", waitConverge, func(ctx context.Context) error {
 		doc, err := e.PylonStatus(ctx, manifests.PylonName)
 		if err != nil {
 			return err
 		}
 		for _, r := range e.Regions() {
 			if !connectedVia(doc, e.Topology.QUICHost(r)) {
-				return fmt.Errorf("pylon holds no connected tunnel through %s: %s", e.Topology.QUICHost(r), doc)
+				last = fmt.Errorf("pylon holds no connected tunnel through %s: %s", e.Topology.QUICHost(r), doc)
+				if f := doc.Failure(reason.OriginPylon); f != nil {
+					last = errors.Join(f, last)
+				}
+				return last
 			}
 		}
 		return nil
 	})
+	if err != nil && last != nil && reason.Of(last) != reason.Unknown {
+		return fmt.Errorf("%w (%w)", last, err)
+	}
+	return err
 }
 
 // connectedVia reports whether the document holds an entry mentioning host

@@ -41,6 +41,7 @@ func commands() []command {
 		{"gate", "apply the release gate file to a run's reports; exit 1 when it blocks", runGate},
 		{"report", "diff two runs' reports, or render one again", runReport},
 		{"list", "print the scenario catalogue without running it", runList},
+		{"selftest", "re-create each registered defect of the reference components and prove its scenarios catch it", runSelftest},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 		{"docker", "run a command beside a Docker daemon: start one if none answers, stop it and restore the host after", runDocker},
 	}
@@ -68,7 +69,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, harnessrun.ErrFailed) && !errors.Is(err, harnessrun.ErrIncomplete),
+	case (errors.Is(err, harnessrun.ErrFailed) || errors.Is(err, harnessrun.ErrSelftestFailed)) && !errors.Is(err, harnessrun.ErrIncomplete),
 		errors.Is(err, harnessrun.ErrGateFailed):
 		return exitNonconform
 	default:

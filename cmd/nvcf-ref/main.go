@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nvcf/conformance/fixtures/defects"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -46,7 +47,7 @@ const RoleEnv = "NVCF_REF_ROLE"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, withRole(os.Args[1:], os.Getenv(RoleEnv)), os.Stdout, os.Stderr)
+	err := run(ctx, withRole(os.Args[1:], os.Getenv(RoleEnv)), os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -56,17 +57,26 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
 		return errors.New("no role given")
 	}
 	for _, r := range roles() {
 		if r.name == args[0] {
-			err := r.run(ctx, args[1:], stdout, stderr)
+			// A defect switch is refused outside the test profile, before
+			// the role starts (package fixtures/defects).
+			on, err := defects.Activate(r.name, getenv)
+			if err != nil {
+				return err
+			}
+			if len(on) > 0 {
+				roleLogger(stderr, r.name).Warn("DEFECTS SWITCHED ON (selftest): this process is deliberately broken", "defects", on)
+			}
+			err = r.run(ctx, args[1:], stdout, stderr)
 			if err != nil && !errors.Is(err, flag.ErrHelp) {
 				m := reason.MessageOf(err, reason.Origin(r.name))
-				if werr := writeTermination(os.Getenv(reason.TerminationPathEnv), m); werr != nil {
+				if werr := writeTermination(getenv(reason.TerminationPathEnv), m); werr != nil {
 					err = errors.Join(err, werr)
 				}
 			}

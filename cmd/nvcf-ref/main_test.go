@@ -18,7 +18,7 @@ import (
 func TestRefusalBecomesTerminationMessage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "termination-log")
 	t.Setenv(reason.TerminationPathEnv, path)
-	err := run(context.Background(), []string{"stargate", "--remote-stargate-url=sg.region-b.nvcf.test:50071"}, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"stargate", "--remote-stargate-url=sg.region-b.nvcf.test:50071"}, os.Getenv, io.Discard, io.Discard)
 	require.Error(t, err)
 	data, rerr := os.ReadFile(path)
 	require.NoError(t, rerr)
@@ -42,7 +42,7 @@ func TestRoleFromEnvironmentOnlyWhenArgsStartWithAFlag(t *testing.T) {
 
 func TestUnknownRoleNamesTheRoles(t *testing.T) {
 	var stderr bytes.Buffer
-	err := run(context.Background(), withRole([]string{"--x"}, "gateway"), nil, &stderr)
+	err := run(context.Background(), withRole([]string{"--x"}, "gateway"), os.Getenv, nil, &stderr)
 	require.ErrorContains(t, err, `unknown role "gateway"`)
 	require.Contains(t, stderr.String(), "stargate")
 }

@@ -47,7 +47,7 @@ func TestBundleRunsWithoutGo(t *testing.T) {
 	require.NotContains(t, v, "commit unknown")
 	cases := harness("list", "--cases")
 	require.Contains(t, cases, "tls/wrong-root[workload=statefulset,trust=system]")
-	require.Contains(t, cases, "156 tests in 10 cells")
+	require.Contains(t, cases, "159 tests in 10 cells")
 
 	// The suite runs from the copy: with no run config it skips, and the
 	// JUnit still comes out (gotestsum and test2json need no Go either).

@@ -292,3 +292,44 @@ func clearCases(artifacts string) error {
 	}
 	return nil
 }
+
+// suite runs the compiled suite once with cfg, in cfg.Artifacts (JUnit in
+// junit.xml there), and returns every planned test's result: one that never
+// reported is an error (notRun counts them). testErr is the suite's own
+// exit; err a failure to run or read it.
+// suiteIn runs the suite once with cfg, whose Artifacts folder may differ
+// from the run's (a selftest runs one suite per defect), and returns its
+// cases with the planned ones that never reported.
+func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []scenarios.Case) (results []reports.CaseResult, notRun int, testErr, err error) {
+	cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := clearCases(cfg.Artifacts); err != nil {
+		return nil, 0, nil, err
+	}
+	junit := filepath.Join(cfg.Artifacts, "junit.xml")
+	// The suite stops, as on Ctrl-C, when the environment goes away under
+	// it (its provider's agent killed, say): the cases could only time out.
+	sctx, stopSuite := context.WithCancelCause(ctx)
+	go watchEnvironment(sctx, o.Provider, o.Topology.Name, envWatchInterval, stopSuite)
+	testErr = runSuite(sctx, o.BinDir, cfg.Artifacts, cfgPath, junit, o.Stdout)
+	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
+		testErr = errors.Join(cause, testErr)
+	}
+	stopSuite(nil)
+	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {
+		return nil, 0, testErr, err
+	}
+	results, notRun = reports.WithNotRun(results, scenarios.PlannedResults(plan))
+	return results, notRun, testErr, nil
+}
+
+// summarize is the Summary of results, layers in report order.
+func summarize(results []reports.CaseResult) reports.Summary {
+	layers := make([]string, len(scenarios.Layers))
+	for i, l := range scenarios.Layers {
+		layers[i] = string(l)
+	}
+	return reports.Summarize(results, layers)
+}
