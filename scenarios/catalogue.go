@@ -13,6 +13,7 @@ func Catalogue() []Scenario {
 		tlsWrongRootServer(),
 		tlsWrongHostname(),
 		tlsExpiredServerCert(),
+		tlsSystemRootsLackServerCA(),
 		tlsMissingTrust(),
 		tlsMalformedBundle(),
 		tlsExplicitHTTPRefused(),
@@ -25,6 +26,7 @@ func Catalogue() []Scenario {
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),
+		discoverySRVDashedIP(),
 		discoveryPodReplacement(),
 		// watch.go
 		watchCrossRegion(),

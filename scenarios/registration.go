@@ -7,9 +7,10 @@ package scenarios
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{
 		ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
-		Summary: "the cell's Pylon holds a healthy registration with every live Stargate of every region",
-		Expect:  Pass,
-		Try:     pylonRegisteredEverywhere(waitConverge),
+		Summary:  "the cell's Pylon holds a healthy registration with every live Stargate of every region",
+		Requires: Requirements{Discoveries: bothDiscoveries},
+		Expect:   Pass,
+		Try:      pylonRegisteredEverywhere(waitConverge),
 	}
 }
 
