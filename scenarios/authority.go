@@ -28,7 +28,7 @@ func authorityMissing() Scenario {
 func authorityUnknown() Scenario {
 	return Scenario{
 		ID: "authority/unknown", Layer: LayerAuthority, Labels: []string{LabelProbe},
-		Summary: "a registration naming another region's Stargate is refused",
+		Summary: "a registration naming a replica of this region under another region's identity domain is refused",
 		Expect:  FailClosed(reason.InvalidAuthority), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateElsewhere),
 	}
