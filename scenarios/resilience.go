@@ -79,7 +79,7 @@ func resilienceDNSSpoof() Scenario {
 		// The remote ingress's certificate chains to the trusted root and
 		// covers only its own names: the name is the one thing wrong.
 		Expect: FailClosed(reason.HostnameMismatch), Control: "tls/pylon-verified",
-		Try:    freshPylonUnderFault("dns-spoof", dnsSpoofToRemote),
+		Try: freshPylonUnderFault("dns-spoof", dnsSpoofToRemote),
 	}
 }
 
