@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
@@ -123,4 +124,49 @@ func exists(path string) bool {
 // (the environment was brought down, taking the faulted objects with it).
 func gone(c journal.Cluster, _ *slog.Logger) bool {
 	return c.Kubeconfig == "" || !exists(c.Kubeconfig)
+}
+
+// StopOwners ends the processes that own the faults journaled in stateDir
+// (a `harness fault inject`, a run's suite), before their environment goes
+// down: SIGTERM, which makes them undo their faults and exit, then SIGKILL
+// after grace; whatever they could not undo is cleaned as a leftover. A
+// pid is signalled only while it is the same process (pid and start time)
+// that journaled the fault. It returns how many owners it stopped.
+func StopOwners(ctx context.Context, stateDir string, grace time.Duration, log *slog.Logger) (int, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if !exists(stateDir) {
+		return 0, nil // no environment, no journal: nothing to stop (and no folder to make)
+	}
+	j, err := journal.Open(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	es, err := j.List()
+	if err != nil {
+		return 0, err
+	}
+	owners := map[int]journal.Entry{}
+	for _, e := range es {
+		if journal.Alive(e) {
+			owners[e.PID] = e
+		}
+	}
+	for pid, e := range owners {
+		log.Info("stopping the owner of a fault", "pid", pid, "fault", e.ID)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for _, e := range owners {
+		for journal.Alive(e) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if journal.Alive(e) {
+			log.Warn("fault owner ignored SIGTERM; killing it", "pid", e.PID)
+			_ = syscall.Kill(e.PID, syscall.SIGKILL)
+		}
+	}
+	_, cerr := CleanupLeftovers(ctx, stateDir, log)
+	return len(owners), cerr
 }

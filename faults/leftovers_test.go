@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/nft"
@@ -82,4 +83,38 @@ func TestRecorderCleansLeftoversBeforeItsFirstFault(t *testing.T) {
 	require.Len(t, es, 1)
 	require.Equal(t, h.ID(), es[0].ID, "only the new fault is journaled")
 	require.NoError(t, h.Stop(context.Background()))
+}
+
+// Before an environment goes down, the live owners of its faults are
+// stopped and whatever they left is undone: no owner process, no rule, no
+// journal entry remains.
+func TestStopOwnersBeforeDown(t *testing.T) {
+	lab := nstest.New(t, 2)
+	state := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "NVCF_FAULTS_CHILD_NETNS="+lab.Host, "NVCF_FAULTS_CHILD_STATE="+state)
+	out, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "injected\n", line)
+	exited := make(chan struct{})
+	go func() { _ = child.Wait(); close(exited) }() // the owner is no zombie of ours
+
+	n, err := StopOwners(context.Background(), state, 5*time.Second, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	<-exited
+	comments, err := nft.Comments(context.Background(), lab.Host)
+	require.NoError(t, err)
+	require.Empty(t, comments)
+	es, err := List(state)
+	require.NoError(t, err)
+	require.Empty(t, es)
+
+	n, err = StopOwners(context.Background(), state, time.Second, nil)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing left to stop")
 }

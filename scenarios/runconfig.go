@@ -44,6 +44,10 @@ type RunConfig struct {
 	Images manifests.Images `json:"images,omitzero"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
+	// OwnerPID is the `harness run` that started the suite (0: none, a run
+	// by hand). When it exits, killed with SIGKILL say, the suite stops as
+	// on Ctrl-C (see WatchOwner).
+	OwnerPID int `json:"ownerPID,omitempty"`
 }
 
 // WriteRunConfig writes c to dir/run.json and returns the path.

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 		testenv.Setup(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 			cfg, err := ReadRunConfig(path)
 			if err == nil {
+				err = WatchOwner(cfg.OwnerPID, stop)
+			}
+			if err == nil {
 				world, err = Connect(cfg)
 			}
 			setupErr = err // reported by TestScenarios, so it lands in the JUnit report

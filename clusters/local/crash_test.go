@@ -20,42 +20,80 @@ import (
 	"github.com/nvcf/conformance/clusters/local/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
+	"github.com/nvcf/conformance/faults"
 )
 
-// The crash-point test: `harness up` and `harness down` are killed with
-// SIGKILL (the CLI, the agent, or both) after a random delay, then the next
-// command must recover, and the `down` that ends every iteration must leave
-// no process carrying the harness's marker, no pod namespace, bridge,
-// nftables table, lo address or listening port of the environment.
+// The crash-point test: `harness up`, `harness run` (during a cell deploy
+// and during a fault), `harness fault inject` and `harness down` are killed
+// with SIGKILL (the CLI, the agent, or both) at a random point, then the
+// next command must recover, and the `down` that ends every iteration must
+// leave no process carrying the harness's marker or run from the test's
+// bin folder (CLI, suite, fault proxies), no journaled fault, no pod
+// namespace, bridge, nftables table, lo address or listening port of the
+// environment.
 //
 // It needs root and the control-plane binaries; `go test` runs
-// crashDefault (12: each kill point twice, about 90 s) iterations, `make crashtest` the long form
-// (NVCF_CRASHTEST_ITERATIONS=50). NVCF_CRASHTEST_SEED repeats a run.
+// crashDefault iterations (each kill point once), `make crashtest` the long
+// form (NVCF_CRASHTEST_ITERATIONS=60: each point four times).
+// NVCF_CRASHTEST_SEED repeats a run.
 
 const (
-	crashEnv      = "crash"
-	crashCluster  = "crash-a"
-	crashDefault  = 12
+	crashDefault = 15
+	// up, down and fault inject use a one-cluster environment; run the
+	// default topology's layout, which the scenarios need.
 	crashTopology = `name: crash
 domain: nvcf.test
 clusters:
   - name: crash-a
     role: workers
 `
+	crashRunTopology = `name: crashrun
+domain: nvcf.test
+clusters:
+  - name: crun-a
+    role: stargate
+    stargate:
+      replicas: 3
+      remoteWatch: [crun-b]
+  - name: crun-b
+    role: stargate
+    stargate:
+      replicas: 3
+  - name: crun-w
+    role: workers
+`
 )
 
-// A kill point: which command, which process(es), and the delay range.
+// crashEnv is one environment the test kills commands of.
+type crashEnv struct {
+	name, topology string
+	clusters       []string
+}
+
+// A kill point: which command, which process(es), and the delay range,
+// counted from the command's start, or for run from the start of its
+// phase (the suite starting: the first cell's deploy; a fault journaled).
 type killPoint struct {
-	cmd      string // up or down
+	cmd      string // up, down, run/deploy, run/fault or fault
 	target   string // cli, agent or both
 	maxDelay time.Duration
 }
 
 var killPoints = []killPoint{
-	// A one-cluster up takes about 4 s and a down under 1 s here.
+	// A one-cluster up takes about 4 s and a down under 1 s here; a cell's
+	// deploy about 15 s; fault inject injects within a second and holds the
+	// fault for faultHold.
 	{"up", "cli", 4500 * time.Millisecond}, {"up", "agent", 4500 * time.Millisecond}, {"up", "both", 4500 * time.Millisecond},
 	{"down", "cli", 800 * time.Millisecond}, {"down", "agent", 800 * time.Millisecond}, {"down", "both", 800 * time.Millisecond},
+	{"run/deploy", "cli", 15 * time.Second}, {"run/deploy", "agent", 15 * time.Second}, {"run/deploy", "both", 15 * time.Second},
+	{"run/fault", "cli", 1500 * time.Millisecond}, {"run/fault", "agent", 1500 * time.Millisecond}, {"run/fault", "both", 1500 * time.Millisecond},
+	{"fault", "cli", 3 * time.Second}, {"fault", "agent", 3 * time.Second}, {"fault", "both", 3 * time.Second},
 }
+
+// faultHold is how long the killed `fault inject` holds its fault.
+const faultHold = 8 * time.Second
+
+func (kp killPoint) isRun() bool { return strings.HasPrefix(kp.cmd, "run/") }
 
 func TestCrashPoints(t *testing.T) {
 	if testing.Short() {
@@ -82,15 +120,17 @@ func TestCrashPoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Logf("crash test: %d iterations, seed %d (NVCF_CRASHTEST_SEED)", iterations, seed)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(iterations)*time.Minute+5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(iterations)*4*time.Minute+10*time.Minute)
 	defer cancel()
-	harnessBin, _ := buildTools(ctx, t)
-	h := &crashHarness{t: t, bin: harnessBin, stateHome: t.TempDir()}
-	h.topology = filepath.Join(t.TempDir(), "crash.yaml")
-	require.NoError(t, os.WriteFile(h.topology, []byte(crashTopology), 0o644))
+	h := &crashHarness{t: t, binDir: buildBundle(ctx, t), stateHome: t.TempDir(), artifacts: t.TempDir()}
+	h.bin = filepath.Join(h.binDir, "harness")
+	small := h.env("crash", crashTopology, "crash-a")
+	big := h.env("crashrun", crashRunTopology, "crun-a", "crun-b", "crun-w")
 	t.Cleanup(func() {
-		_, _ = h.run(context.Background(), "down", "--name", crashEnv)
-		h.killOurs() // whatever a failed assertion left
+		for _, e := range []*crashEnv{small, big} {
+			_, _ = h.run(context.Background(), "down", "--name", e.name)
+			h.killOurs(e) // whatever a failed assertion left
+		}
 	})
 
 	type result struct {
@@ -105,34 +145,44 @@ func TestCrashPoints(t *testing.T) {
 	var results []result
 	for i := range iterations {
 		kp := killPoints[i%len(killPoints)]
+		e := small
+		if kp.isRun() {
+			e = big
+		}
 		delay := time.Duration(rng.Int64N(int64(kp.maxDelay)))
 		r := result{point: kp, delay: delay}
-		if kp.cmd == "down" {
-			_, err := h.run(ctx, "up", "--topology", h.topology)
-			require.NoError(t, err, "iteration %d: up before the down to kill", i)
+		if kp.cmd == "down" || kp.cmd == "fault" {
+			out, err := h.run(ctx, "up", "--topology", e.topology)
+			require.NoError(t, err, "iteration %d: up before the %s to kill:\n%s", i, kp.cmd, out)
 		}
-		r.killed = h.runAndKill(ctx, kp, delay)
-		r.orphans = h.orphans()
+		r.killed = h.runAndKill(ctx, e, kp, delay)
+		r.orphans = h.orphans(e)
 
-		// Recovery: after a killed up, alternately the next up (then down)
-		// or straight down; after a killed down, down.
+		// Recovery, alternately: the command again (for up and run: up,
+		// then down; for fault: a short fault inject, then down), or
+		// straight down.
 		start := time.Now()
-		if kp.cmd == "up" && i%2 == 0 {
+		if kp.cmd != "down" && i%2 == 0 {
+			args := []string{"up", "--topology", e.topology}
 			r.recovery = "up"
-			out, err := h.run(ctx, "up", "--topology", h.topology)
+			if kp.cmd == "fault" {
+				args = h.faultArgs(e, time.Second)
+				r.recovery = "fault"
+			}
+			out, err := h.run(ctx, args...)
 			r.took = time.Since(start)
-			require.NoError(t, err, "iteration %d (%s %s after %s): the next up failed:\n%s", i, kp.cmd, kp.target, delay, out)
-			out, err = h.run(ctx, "down", "--name", crashEnv)
-			require.NoError(t, err, "iteration %d: down after the recovering up:\n%s", i, out)
+			require.NoError(t, err, "iteration %d (%s %s after %s): the next %s failed:\n%s", i, kp.cmd, kp.target, delay, r.recovery, out)
+			out, err = h.run(ctx, "down", "--name", e.name)
+			require.NoError(t, err, "iteration %d: down after the recovering %s:\n%s", i, r.recovery, out)
 		} else {
 			r.recovery = "down"
-			out, err := h.run(ctx, "down", "--name", crashEnv)
+			out, err := h.run(ctx, "down", "--name", e.name)
 			r.took = time.Since(start)
 			require.NoError(t, err, "iteration %d (%s %s after %s): the next down failed:\n%s", i, kp.cmd, kp.target, delay, out)
 		}
-		r.leftovers = h.leftovers()
+		r.leftovers = h.leftovers(e)
 		results = append(results, r)
-		t.Logf("CRASH %2d: kill %-5s of %-4s after %-6s (%s) orphans=%d; next %-4s took %-6s; leftovers after down: %d %v",
+		t.Logf("CRASH %2d: kill %-5s of %-10s after %-6s (%s) orphans=%d; next %-5s took %-6s; leftovers after down: %d %v",
 			i, kp.target, kp.cmd, delay.Round(time.Millisecond), r.killed, r.orphans, r.recovery, r.took.Round(10*time.Millisecond), len(r.leftovers), r.leftovers)
 		require.Empty(t, r.leftovers, "iteration %d: leftovers after down", i)
 	}
@@ -140,10 +190,10 @@ func TestCrashPoints(t *testing.T) {
 	// Summary per kill point.
 	var sum strings.Builder
 	fmt.Fprintf(&sum, "crash test summary: %d iterations, seed %d\n", len(results), seed)
-	fmt.Fprintf(&sum, "%-12s %5s %8s %14s %14s %10s\n", "kill point", "runs", "orphans", "next up (max)", "next down (max)", "leftovers")
+	fmt.Fprintf(&sum, "%-16s %5s %8s %16s %16s %10s\n", "kill point", "runs", "orphans", "next again (max)", "next down (max)", "leftovers")
 	for _, kp := range killPoints {
 		var runs, orphans, left int
-		var upMax, downMax time.Duration
+		var againMax, downMax time.Duration
 		for _, r := range results {
 			if r.point != kp {
 				continue
@@ -151,14 +201,14 @@ func TestCrashPoints(t *testing.T) {
 			runs++
 			orphans += r.orphans
 			left += len(r.leftovers)
-			if r.recovery == "up" {
-				upMax = max(upMax, r.took)
-			} else {
+			if r.recovery == "down" {
 				downMax = max(downMax, r.took)
+			} else {
+				againMax = max(againMax, r.took)
 			}
 		}
-		fmt.Fprintf(&sum, "%-12s %5d %8d %14s %14s %10d\n", kp.cmd+"/"+kp.target, runs, orphans,
-			upMax.Round(10*time.Millisecond), downMax.Round(10*time.Millisecond), left)
+		fmt.Fprintf(&sum, "%-16s %5d %8d %16s %16s %10d\n", kp.cmd+"/"+kp.target, runs, orphans,
+			againMax.Round(10*time.Millisecond), downMax.Round(10*time.Millisecond), left)
 	}
 	t.Log(sum.String())
 	if path := os.Getenv("NVCF_CRASHTEST_REPORT"); path != "" {
@@ -166,9 +216,35 @@ func TestCrashPoints(t *testing.T) {
 	}
 }
 
+// buildBundle builds what `harness run` needs beside it (the CLI, the
+// reference binary, the suite, test2json, gotestsum) into a temporary
+// folder, as `make build` does into bin/.
+func buildBundle(ctx context.Context, t *testing.T) string {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"build", "-o", dir + "/", "./cmd/harness", "./cmd/nvcf-ref"},
+		{"test", "-c", "-o", filepath.Join(dir, "scenarios.test"), "./scenarios"},
+		{"build", "-o", dir + "/", "cmd/test2json", "gotest.tools/gotestsum"},
+	} {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go %v: %s", args, out)
+	}
+	return dir
+}
+
 type crashHarness struct {
-	t                        *testing.T
-	bin, stateHome, topology string
+	t                                 *testing.T
+	bin, binDir, stateHome, artifacts string
+}
+
+func (h *crashHarness) env(name, topology string, clusters ...string) *crashEnv {
+	path := filepath.Join(h.t.TempDir(), name+".yaml")
+	require.NoError(h.t, os.WriteFile(path, []byte(topology), 0o644))
+	return &crashEnv{name: name, topology: path, clusters: clusters}
 }
 
 func (h *crashHarness) command(ctx context.Context, args ...string) *exec.Cmd {
@@ -183,24 +259,51 @@ func (h *crashHarness) run(ctx context.Context, args ...string) (string, error) 
 	return string(out), err
 }
 
-// envDir is the environment's state folder: the value of its marker.
-func (h *crashHarness) envDir() string { return filepath.Join(h.stateHome, "nvcf-harness", crashEnv) }
+// faultArgs injects latency on the path from e's cluster to a load-balancer
+// address: a proxy in the injecting process and rules in the faults table.
+func (h *crashHarness) faultArgs(e *crashEnv, hold time.Duration) []string {
+	return []string{"fault", "inject", "--topology", e.topology, "--kind", "tcp",
+		"--target", e.clusters[0] + "->198.19.100.1:443", "--param", "latency=100ms", "--duration", hold.String()}
+}
 
-// ours are the processes carrying this test's environment's marker.
-func (h *crashHarness) ours() []proc.Marked {
+// args is the command line of kp's command on e.
+func (h *crashHarness) args(e *crashEnv, kp killPoint) []string {
+	sel := "^tls/pylon-verified$"
+	if kp.cmd == "run/fault" {
+		sel = "^resilience/quic-loss-delay$"
+	}
+	switch kp.cmd {
+	case "up":
+		return []string{"up", "--topology", e.topology}
+	case "down":
+		return []string{"down", "--name", e.name}
+	case "fault":
+		return h.faultArgs(e, faultHold)
+	}
+	return []string{"run", "--topology", e.topology, "--run", sel, "--workload", "statefulset", "--trust", "bundle",
+		"--artifacts", h.artifacts}
+}
+
+// envDir is e's state folder: the value of its marker.
+func (h *crashHarness) envDir(e *crashEnv) string {
+	return filepath.Join(h.stateHome, "nvcf-harness", e.name)
+}
+
+// ours are the processes carrying e's marker.
+func (h *crashHarness) ours(e *crashEnv) []proc.Marked {
 	ms, err := proc.Scan()
 	require.NoError(h.t, err)
 	var out []proc.Marked
 	for _, m := range ms {
-		if m.Env == h.envDir() {
+		if m.Env == h.envDir(e) {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-func (h *crashHarness) agentPID() int {
-	for _, m := range h.ours() {
+func (h *crashHarness) agentPID(e *crashEnv) int {
+	for _, m := range h.ours(e) {
 		if n := len(m.Argv); n >= 2 && m.Argv[n-2] == "--state" {
 			return m.PID
 		}
@@ -208,28 +311,75 @@ func (h *crashHarness) agentPID() int {
 	return 0
 }
 
-// runAndKill starts `harness <kp.cmd>`, waits delay, SIGKILLs the target(s)
-// and says what it killed.
-func (h *crashHarness) runAndKill(ctx context.Context, kp killPoint, delay time.Duration) string {
-	args := []string{"down", "--name", crashEnv}
-	if kp.cmd == "up" {
-		args = []string{"up", "--topology", h.topology}
+// bundleProcs are the processes running an executable of the test's bin
+// folder (CLIs, the suite and its runners); pod processes of nvcf-ref
+// carry the marker and are counted there.
+func (h *crashHarness) bundleProcs() []string {
+	var out []string
+	exes, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, exe := range exes {
+		target, err := os.Readlink(exe)
+		if err != nil || filepath.Dir(target) != h.binDir || filepath.Base(target) == "nvcf-ref" {
+			continue
+		}
+		pid := filepath.Base(filepath.Dir(exe))
+		if pid == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		out = append(out, "process "+pid+" "+filepath.Base(target))
 	}
+	return out
+}
+
+// waitPhase waits until kp's phase begins on e, or the command exits.
+func (h *crashHarness) waitPhase(ctx context.Context, e *crashEnv, kp killPoint, exited <-chan struct{}) bool {
+	if !kp.isRun() {
+		return true
+	}
+	for {
+		switch kp.cmd {
+		case "run/deploy":
+			for _, p := range h.bundleProcs() {
+				if strings.HasSuffix(p, " scenarios.test") {
+					return true
+				}
+			}
+		case "run/fault":
+			if es, _ := faults.List(h.envDir(e)); len(es) > 0 {
+				return true
+			}
+		}
+		select {
+		case <-exited:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// runAndKill starts kp's command on e, waits for its phase and delay,
+// SIGKILLs the target(s) and says what it killed.
+func (h *crashHarness) runAndKill(ctx context.Context, e *crashEnv, kp killPoint, delay time.Duration) string {
 	var out bytes.Buffer
-	cmd := h.command(ctx, args...)
+	cmd := h.command(ctx, h.args(e, kp)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(h.t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
+	if !h.waitPhase(ctx, e, kp, exited) {
+		h.t.Fatalf("%s ended before the phase to kill it in:\n%s", kp.cmd, out.String())
+	}
 	select {
 	case <-time.After(delay):
 	case <-exited:
 	}
 	var killed []string
-	agent := h.agentPID()
+	agent := h.agentPID(e)
 	if kp.target == "agent" || kp.target == "both" {
 		if agent > 0 {
-			if _, err := proc.KillMarked(ctx, agent, h.envDir(), 0); err == nil {
+			if _, err := proc.KillMarked(ctx, agent, h.envDir(e), 0); err == nil {
 				killed = append(killed, "agent")
 			}
 		}
@@ -242,42 +392,55 @@ func (h *crashHarness) runAndKill(ctx context.Context, kp killPoint, delay time.
 			killed = append(killed, "cli")
 		}
 	}
-	<-exited
+	// With its agent gone a CLI ends by itself: up at once, run within
+	// its environment watch and the suite's grace, fault inject when its
+	// fault's time is up.
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Minute):
+		h.t.Fatalf("%s still runs 3 minutes after its agent was killed:\n%s", kp.cmd, out.String())
+	}
 	if len(killed) == 0 {
 		return "nothing left to kill"
 	}
 	return strings.Join(killed, "+")
 }
 
-// orphans counts marked processes of the environment with no agent.
-func (h *crashHarness) orphans() int {
-	if h.agentPID() > 0 {
+// orphans counts marked processes of e with no agent.
+func (h *crashHarness) orphans(e *crashEnv) int {
+	if h.agentPID(e) > 0 {
 		return 0
 	}
 	time.Sleep(200 * time.Millisecond) // the parent-death signal is asynchronous
-	return len(h.ours())
+	return len(h.ours(e))
 }
 
-// leftovers lists what of the environment is still there.
-func (h *crashHarness) leftovers() []string {
+// leftovers lists what of e is still there.
+func (h *crashHarness) leftovers(e *crashEnv) []string {
 	var left []string
-	for _, m := range h.ours() {
+	for _, m := range h.ours(e) {
 		left = append(left, fmt.Sprintf("process %d %v", m.PID, m.Argv))
 	}
+	left = append(left, h.bundleProcs()...)
+	if _, err := os.Stat(h.envDir(e)); err == nil {
+		es, err := faults.List(h.envDir(e))
+		require.NoError(h.t, err)
+		for _, f := range es {
+			left = append(left, fmt.Sprintf("journaled fault %s of pid %d", f.ID, f.PID))
+		}
+	}
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "nvcf-"+crashCluster+"-") {
-				left = append(left, "netns "+e.Name())
+		for _, ent := range ents {
+			for _, c := range e.clusters {
+				if strings.HasPrefix(ent.Name(), "nvcf-"+c+"-") {
+					left = append(left, "netns "+ent.Name())
+				}
 			}
 		}
 	}
-	if links, err := os.ReadDir("/sys/class/net"); err == nil {
-		for _, l := range links {
-			// Bridge 0 is this environment's (its one cluster has no pods,
-			// so it has no veths of its own).
-			if l.Name() == podnet.BridgeName(0) {
-				left = append(left, "link "+l.Name())
-			}
+	for i := range e.clusters {
+		if _, err := os.Stat("/sys/class/net/" + podnet.BridgeName(i)); err == nil {
+			left = append(left, "link "+podnet.BridgeName(i))
 		}
 	}
 	// The nftables tables are shared by every bridge of ours on the
@@ -297,14 +460,18 @@ func (h *crashHarness) leftovers() []string {
 	}
 	if out, err := exec.Command("ip", "-4", "-o", "addr", "show", "dev", "lo").Output(); err == nil {
 		for _, f := range strings.Fields(string(out)) {
-			if strings.HasPrefix(f, "198.19.10.") || strings.HasPrefix(f, "198.19.100.") {
-				left = append(left, "lo address "+f)
+			for i := range e.clusters {
+				if strings.HasPrefix(f, fmt.Sprintf("198.19.%d.", 10+i)) || strings.HasPrefix(f, fmt.Sprintf("198.19.%d.", 100+i)) {
+					left = append(left, "lo address "+f)
+				}
 			}
 		}
 	}
-	for _, port := range []int{6443, 12379, 12479, 10250} {
-		if listening(port) {
-			left = append(left, fmt.Sprintf("listening port %d", port))
+	for i := range e.clusters {
+		for _, port := range []int{6443 + i, 12379 + i, 12479 + i, 10250 + 10*i} {
+			if listening(port) {
+				left = append(left, fmt.Sprintf("listening port %d", port))
+			}
 		}
 	}
 	return left
@@ -328,9 +495,9 @@ func listening(port int) bool {
 	return false
 }
 
-// killOurs SIGKILLs whatever of this test's environment still runs.
-func (h *crashHarness) killOurs() {
-	for _, m := range h.ours() {
-		_, _ = proc.KillMarked(context.Background(), m.PID, h.envDir(), 0)
+// killOurs SIGKILLs whatever of e still runs.
+func (h *crashHarness) killOurs(e *crashEnv) {
+	for _, m := range h.ours(e) {
+		_, _ = proc.KillMarked(context.Background(), m.PID, h.envDir(e), 0)
 	}
 }

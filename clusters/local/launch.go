@@ -29,6 +29,7 @@ func (p *provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.
 	if err := os.MkdirAll(agent.LogDir(dir), 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
+	agent.ClearPanic(dir) // an earlier agent's, already reported or superseded
 	if err := agent.WriteConfig(dir, agent.Config{Spec: spec, Bin: bin, Images: p.o.Images}); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/preflight"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
@@ -21,22 +22,39 @@ var ErrPreflight = preflight.ErrFailed
 // modules about 1.5 GiB, the binaries 0.5 GiB; the rest is margin.
 const MinBuildSpace = 8 << 30
 
+// MinStateSpace is the free space an environment needs in the state
+// folder: etcd preallocates a 64 MiB WAL per cluster and grows its
+// database as the fixtures deploy; the agent, control-plane and pod logs
+// go there too.
+const MinStateSpace = 1 << 30
+
+// Disk asks for free space in a folder before long work (see Preflight).
+type Disk = preflight.Disk
+
 // Preflight checks, in a second and before anything long, what Up needs
 // from this machine: root, ip and nft on PATH, the ports spec's clusters
-// bind (unless one of our environments is up already, holding them: Up
-// reuses or replaces it), and MinBuildSpace free in the caches when the
-// control-plane binaries still have to be fetched or built. spec nil
-// checks what `harness binaries` needs (no ports). The error lists every
+// bind and the address ranges they route (unless one of our environments
+// is up already, holding them: Up reuses or replaces it), MinStateSpace
+// free in the state folder, MinBuildSpace free in the caches when the
+// control-plane binaries still have to be fetched or built, and the
+// caller's disks (a run's artifacts folder). spec nil checks what
+// `harness binaries` needs (no ports, no state). The error lists every
 // problem with what to do.
-func Preflight(o Options, spec *clusters.Spec) error {
+func Preflight(o Options, spec *clusters.Spec, disks ...Disk) error {
 	p := &provider{o: o.withDefaults()}
 	c := preflight.Checks{
 		Root:  true,
 		Tools: []preflight.Tool{{Name: "ip", Package: "iproute2"}, {Name: "nft", Package: "nftables"}},
 	}
-	if spec != nil && !p.anyLive() {
-		c.Ports = ports(*spec)
+	if spec != nil {
+		if !p.anyLive() {
+			c.Ports = ports(*spec)
+		}
+		c.Ranges = ranges(*spec)
+		c.Disks = append(c.Disks, preflight.Disk{Dir: p.o.StateRoot, Min: MinStateSpace,
+			Why: "the environment (etcd data, control-plane and pod logs)", Hint: "point XDG_STATE_HOME at a larger filesystem"})
 	}
+	c.Disks = append(c.Disks, disks...)
 	if !binaries.Ready(binaries.Options{CacheDir: p.o.CacheDir}) {
 		why := "building the control plane (when its releases cannot be downloaded)"
 		c.Disks = append(c.Disks, preflight.Disk{Dir: p.o.CacheDir, Min: MinBuildSpace, Why: why,
@@ -88,6 +106,21 @@ func ports(spec clusters.Spec) []preflight.Port {
 		preflight.Port{Network: "tcp", Addr: dns, Owner: "the harness's external DNS"})
 }
 
+// ranges are the address ranges the clusters of spec route through the
+// provider's bridges and lo: pods, services, load balancers. Routes on
+// the provider's own links are no conflict.
+func ranges(spec clusters.Spec) []preflight.Range {
+	var rs []preflight.Range
+	for i, cs := range spec.Clusters {
+		c := plan.For(i, cs.Name)
+		rs = append(rs,
+			preflight.Range{Prefix: c.PodPrefix(), Owner: "pods of " + cs.Name, Ours: podnet.OwnsLink},
+			preflight.Range{Prefix: c.ServicePrefix(), Owner: "services of " + cs.Name, Ours: podnet.OwnsLink},
+			preflight.Range{Prefix: c.LBPool(), Owner: "load balancers of " + cs.Name, Ours: podnet.OwnsLink})
+	}
+	return rs
+}
+
 // goBuildCache is $GOCACHE or its default, when it exists.
 func goBuildCache() string {
 	d := os.Getenv("GOCACHE")
@@ -110,3 +143,11 @@ func sameFS(a, b string) bool {
 	db, eb := preflight.DeviceOf(b)
 	return ea == nil && eb == nil && da == db
 }
+
+// ErrDiskFull is wrapped by DiskFull's error.
+var ErrDiskFull = preflight.ErrDiskFull
+
+// DiskFull explains an error caused by a full filesystem (ENOSPC): which
+// folder, how much is free, what to do. Other errors pass unchanged. The
+// CLI passes every command's error through it.
+func DiskFull(err error) error { return preflight.DiskFull(err) }

@@ -169,12 +169,21 @@ func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 }
 
 // Down implements clusters.Provider.
-func (p *provider) Down(ctx context.Context, name string) error {
+func (p *provider) Down(ctx context.Context, name string) (err error) {
 	unlock, err := state.Lock(ctx, p.o.StateRoot, nil)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// An agent that stopped itself after a panic left it beside its log:
+	// the down that follows (a run's own, or the user's) reports it once.
+	defer func() {
+		if line, ok := agent.ReadPanic(p.dir(name)); ok {
+			err = errors.Join(err, fmt.Errorf("%w: environment %q had stopped: %s; agent log: %s",
+				ErrAgent, name, line, filepath.Join(agent.LogDir(p.dir(name)), "agent.log")))
+			agent.ClearPanic(p.dir(name))
+		}
+	}()
 	st, err := state.Load(p.dir(name))
 	if errors.Is(err, state.ErrNoState) {
 		if !slices.Contains(markedNames(p.o.StateRoot), name) {
@@ -200,6 +209,10 @@ func (p *provider) Down(ctx context.Context, name string) error {
 func (p *provider) Status(ctx context.Context, name string) (*clusters.Environment, error) {
 	st, err := state.Load(p.dir(name))
 	if errors.Is(err, state.ErrNoState) {
+		if line, ok := agent.ReadPanic(p.dir(name)); ok {
+			return nil, fmt.Errorf("%w: %q stopped after its agent panicked: %s; agent log: %s; run `harness up`",
+				clusters.ErrNotFound, name, line, filepath.Join(agent.LogDir(p.dir(name)), "agent.log"))
+		}
 		return nil, fmt.Errorf("%w: %q (no state in %s); run `harness up`", clusters.ErrNotFound, name, p.dir(name))
 	}
 	if err != nil {

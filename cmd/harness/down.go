@@ -6,14 +6,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"time"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/topologies"
 )
 
 // runDown is `harness down`: stop an environment and remove everything it
 // owns (processes, network namespaces, bridges, nftables tables, state but
 // logs).
+// faultOwnerGrace is how long a fault's owner gets to undo it on SIGTERM.
+const faultOwnerGrace = 10 * time.Second
+
 func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("down", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,6 +48,14 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	for _, n := range names {
+		// A `harness fault inject` (or a run's suite) still injecting into
+		// the environment would outlive it, holding its proxies' ports: it
+		// is told to undo and exit first.
+		if stopped, err := faults.StopOwners(ctx, filepath.Join(clusters.StateHome(), n), faultOwnerGrace, nil); err != nil {
+			errs = append(errs, fmt.Errorf("stop the faults of %q: %w", n, err))
+		} else if stopped > 0 {
+			fmt.Fprintf(stdout, "stopped %d process(es) injecting faults into %q\n", stopped, n)
+		}
 		if err := p.Down(ctx, n); err != nil {
 			errs = append(errs, err)
 			continue

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
@@ -43,7 +44,7 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := local.DiskFull(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "harness:", err)

@@ -16,6 +16,10 @@ import (
 	"github.com/nvcf/conformance/topologies"
 )
 
+// minArtifactSpace is the free space a run wants for its artifacts: the
+// suite log, JUnit, per-case evidence and the clusters' logs on failure.
+const minArtifactSpace = 256 << 20
+
 // runRun is `harness run`: bring up (or reuse) the topology, run the
 // matrix, write JUnit and the summary, bring the clusters down unless kept.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,7 +56,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	o.TopologyRef = *topo
 	// Before anything long: root, tools, ports, disk.
 	spec := clusters.SpecOf(o.Topology)
-	if err := local.Preflight(local.Options{}, &spec); err != nil {
+	artifacts := local.Disk{Dir: o.Artifacts, Min: minArtifactSpace, Why: "the run's reports, logs and evidence", Hint: "pass --artifacts on a larger filesystem"}
+	if err := local.Preflight(local.Options{}, &spec, artifacts); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	level := slog.LevelInfo

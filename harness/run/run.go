@@ -130,6 +130,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	cfg := scenarios.RunConfig{
 		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images,
+		OwnerPID: os.Getpid(),
 	}
 	for _, c := range cells {
 		cfg.Cells = append(cfg.Cells, c.Name())
@@ -141,7 +142,15 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := clearCases(o.Artifacts); err != nil {
 		return res, err
 	}
-	testErr := runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, res.JUnit, o.Stdout)
+	// The suite stops, as on Ctrl-C, when the environment goes away under
+	// it (its provider's agent killed, say): the cases could only time out.
+	sctx, stopSuite := context.WithCancelCause(ctx)
+	go watchEnvironment(sctx, o.Provider, topo.Name, envWatchInterval, stopSuite)
+	testErr := runSuite(sctx, o.BinDir, o.Artifacts, cfgPath, res.JUnit, o.Stdout)
+	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
+		testErr = errors.Join(cause, testErr)
+	}
+	stopSuite(nil)
 	results, lerr := reports.LoadCases(o.Artifacts)
 	if lerr != nil {
 		return res, lerr
@@ -175,6 +184,31 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, filepath.Join(o.Artifacts, "suite.log"))
 	}
 	return res, nil
+}
+
+// ErrEnvironmentGone is wrapped when the environment stopped during the
+// suite (its provider no longer finds it).
+var ErrEnvironmentGone = errors.New("the environment stopped during the run")
+
+const envWatchInterval = 2 * time.Second
+
+// watchEnvironment asks the provider every interval whether environment
+// name still exists, and stops the suite with ErrEnvironmentGone when it
+// does not; other errors (an API server slow to answer) are no verdict.
+func watchEnvironment(ctx context.Context, p clusters.Provider, name string, interval time.Duration, stop context.CancelCauseFunc) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := p.Status(ctx, name); errors.Is(err, clusters.ErrNotFound) {
+			stop(fmt.Errorf("%w: %w", ErrEnvironmentGone, err))
+			return
+		}
+	}
 }
 
 func (o *Options) fill() error {

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // A panic in a goroutine of the agent is recovered: logged with its stack,
@@ -50,4 +54,56 @@ func TestGuardRecoversAndStops(t *testing.T) {
 	plain := errors.New("plain")
 	require.Equal(t, plain, a.guard("x", func() error { return plain }))
 	require.Equal(t, 1, stops)
+}
+
+// A panic in a goroutine of the agent's parts (started with guard.Go, as
+// the load balancers, the external DNS and the node kubelets do) reaches
+// the agent's handler: logged with its stack, recorded, the run stopped.
+// The agent then keeps its first line beside the log for the next command.
+func TestPanicInAPartsGoroutineStopsTheAgent(t *testing.T) {
+	var logs syncBuffer
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(LogDir(dir), 0o700))
+	a := &agent{dir: dir, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	stopped := make(chan struct{})
+	a.failure.stop = func() { close(stopped) }
+	guard.SetHandler(a.onPanic)
+	t.Cleanup(func() { guard.SetHandler(nil) })
+
+	guard.Go("lb: tcp connection", func() { panic("upstream gone") })
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the panic did not stop the agent")
+	}
+	perr := a.failure.get()
+	require.ErrorIs(t, perr, ErrPanic)
+	require.Contains(t, perr.Error(), "in lb: tcp connection: upstream gone")
+	require.Contains(t, logs.String(), "panic; stopping the environment")
+	require.Contains(t, logs.String(), "panic_test.go", "the stack is in the log")
+
+	a.notePanic(perr)
+	line, ok := ReadPanic(dir)
+	require.True(t, ok)
+	require.Equal(t, "the agent panicked in lb: tcp connection: upstream gone (stack in the agent log)", line)
+	ClearPanic(dir)
+	_, ok = ReadPanic(dir)
+	require.False(t, ok)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

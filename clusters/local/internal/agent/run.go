@@ -14,6 +14,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters/local/internal/controlplane"
 	"github.com/nvcf/conformance/clusters/local/internal/extdns"
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
@@ -52,6 +53,8 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) (err er
 	}
 	a := &agent{dir: dir, log: log, notify: openNotifier(), hooks: hooks}
 	defer a.notify.close()
+	guard.SetHandler(a.onPanic)
+	defer guard.SetHandler(nil)
 	defer func() {
 		if r := recover(); r != nil {
 			perr := recovered("the agent's main goroutine", r)
@@ -104,6 +107,7 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) (err er
 	<-runCtx.Done()
 	if perr := a.failure.get(); perr != nil {
 		log.Error("stopping after a panic", "err", perr)
+		a.notePanic(perr)
 		return errors.Join(perr, a.teardown())
 	}
 	log.Info("stopping")

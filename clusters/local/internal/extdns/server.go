@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/miekg/dns"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // TTL is the time-to-live of every answer, short so that a re-registered
@@ -111,18 +113,18 @@ func (s *Server) serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 	for _, srv := range []*dns.Server{udp, tcp} {
 		started := make(chan struct{})
 		srv.NotifyStartedFunc = func() { close(started) }
-		go func() {
+		guard.Go("extdns: serve", func() {
 			if err := srv.ActivateAndServe(); err != nil {
 				s.log.Warn("external DNS stopped", "err", err)
 			}
-		}()
+		})
 		<-started
 	}
 	s.log.Info("external DNS serving", "addr", pc.LocalAddr().String(), "zones", s.zones)
-	go func() {
+	guard.Go("extdns: close on cancel", func() {
 		<-ctx.Done()
 		_ = s.Close()
-	}()
+	})
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 )
 
@@ -133,7 +134,7 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 		return -1, r.waiting(c, "RunContainerError", err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	guard.Go("kubelet: container wait", func() { _ = cmd.Wait(); close(exited) })
 	r.log.Info("container started", "container", c.spec.Name, "pid", cmd.Process.Pid, "restart", c.instance)
 
 	r.mu.Lock()
@@ -147,7 +148,7 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 
 	pctx, stopProbes := context.WithCancel(r.ctx)
 	unhealthy := make(chan string, 1)
-	go r.probe(pctx, c, podIP, l, netns, unhealthy)
+	guard.Go("kubelet: container probe", func() { r.probe(pctx, c, podIP, l, netns, unhealthy) })
 
 	var why string
 	select {

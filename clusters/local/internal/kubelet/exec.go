@@ -7,6 +7,8 @@ import (
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // RunInContainer serves `kubectl exec` (without a TTY): cmd runs in the
@@ -56,7 +58,7 @@ func (k *provider) RunInContainer(ctx context.Context, namespace, podName, conta
 		return fmt.Errorf("exec %v: %w", cmd, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	guard.Go("kubelet: exec wait", func() { done <- c.Wait() })
 	select {
 	case err = <-done:
 	case <-ctx.Done():

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // Version is the kubelet version the node reports.
@@ -79,7 +80,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	runCtx := log.WithLogger(ctx, vkLogger{l: logger.With("component", "virtual-kubelet")})
 	logger.Info("kubelet starting", "kubelet-api", cfg.TLS.enabled(), "port", cfg.KubeletPort)
-	go p.repairStatuses(ctx, statusRepairInterval)
+	guard.Go("kubelet: pod status repair", func() { p.repairStatuses(ctx, statusRepairInterval) })
 	err = n.Run(runCtx)
 
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

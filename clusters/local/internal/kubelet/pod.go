@@ -9,10 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 
 // podRuntime runs one pod: its network, volumes and containers, and keeps
@@ -91,7 +93,7 @@ func (r *podRuntime) run() {
 		r.finish()
 		return
 	}
-	go r.resyncVolumes()
+	guard.Go("kubelet: volume resync", func() { r.resyncVolumes() })
 	for _, c := range r.init {
 		if ok := r.runContainer(c); !ok {
 			r.mu.Lock()
@@ -110,7 +112,7 @@ func (r *podRuntime) run() {
 	var wg sync.WaitGroup
 	for _, c := range r.ctrs {
 		wg.Add(1)
-		go func() { defer wg.Done(); r.runContainer(c) }()
+		guard.Go("kubelet: container runner", func() { defer wg.Done(); r.runContainer(c) })
 	}
 	wg.Wait()
 	r.finish()

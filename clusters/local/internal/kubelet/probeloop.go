@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // probe runs c's startup, then readiness and liveness probes until ctx
@@ -30,7 +32,7 @@ func (r *podRuntime) probe(ctx context.Context, c *ctrState, podIP netip.Addr, l
 		r.changed()
 	}
 	if p := spec.ReadinessProbe; p != nil && !c.isInit {
-		go r.probeLoop(ctx, p, podIP, spec, execFn, false, func(ok bool) {
+		onReady := func(ok bool) {
 			r.mu.Lock()
 			changed := c.ready != ok && c.state.Running != nil
 			if changed {
@@ -41,17 +43,19 @@ func (r *podRuntime) probe(ctx context.Context, c *ctrState, podIP netip.Addr, l
 				r.log.Info("readiness changed", "container", spec.Name, "ready", ok)
 				r.changed()
 			}
-		})
+		}
+		guard.Go("kubelet: readiness probe", func() { r.probeLoop(ctx, p, podIP, spec, execFn, false, onReady) })
 	}
 	if p := spec.LivenessProbe; p != nil {
-		go r.probeLoop(ctx, p, podIP, spec, execFn, true, func(ok bool) {
+		onLive := func(ok bool) {
 			if !ok {
 				select {
 				case unhealthy <- "liveness probe failed":
 				default:
 				}
 			}
-		})
+		}
+		guard.Go("kubelet: liveness probe", func() { r.probeLoop(ctx, p, podIP, spec, execFn, true, onLive) })
 	}
 }
 
@@ -145,7 +149,7 @@ func runCtx(ctx context.Context, cmd *exec.Cmd) (string, error) {
 		return "", err
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	guard.Go("kubelet: probe command wait", func() { done <- cmd.Wait() })
 	select {
 	case err := <-done:
 		return out.String(), err

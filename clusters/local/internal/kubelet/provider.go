@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // provider is the virtual-kubelet provider: it maps the pod controller's
@@ -68,8 +70,8 @@ func (k *provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	k.mu.Lock()
 	k.pods[kk] = r
 	k.mu.Unlock()
-	go r.run()
-	go k.notifier(r)
+	guard.Go("kubelet: pod runtime", func() { r.run() })
+	guard.Go("kubelet: pod status notifier", func() { k.notifier(r) })
 	r.changed()
 	return nil
 }
@@ -100,7 +102,7 @@ func (k *provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 		grace = pod.Spec.TerminationGracePeriodSeconds
 	}
 	r.stop(grace)
-	go func() {
+	guard.Go("kubelet: pod deletion", func() {
 		<-r.done
 		k.mu.Lock()
 		if k.pods[key(pod.Namespace, pod.Name)] == r {
@@ -108,7 +110,7 @@ func (k *provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 		}
 		k.mu.Unlock()
 		k.forget(pod)
-	}()
+	})
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 
@@ -160,7 +161,7 @@ func (c *controller) run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	c.log.Info("load-balancer controller running", "pool", c.cfg.Pool)
-	go func() { <-ctx.Done(); c.queue.ShutDown() }()
+	guard.Go("lb: queue shutdown", func() { <-ctx.Done(); c.queue.ShutDown() })
 	for c.next(ctx) {
 	}
 	return c.teardownAll()

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // backends is a round-robin set of upstream addresses, swapped atomically
@@ -56,7 +58,7 @@ func listenTCP(addr netip.AddrPort, log *slog.Logger) (*tcpForwarder, error) {
 	}
 	f := &tcpForwarder{ln: ln, log: log, conns: map[net.Conn]struct{}{}}
 	f.wg.Add(1)
-	go f.serve()
+	guard.Go("lb: tcp listener", func() { f.serve() })
 	return f, nil
 }
 
@@ -73,7 +75,7 @@ func (f *tcpForwarder) serve() {
 			return
 		}
 		f.wg.Add(1)
-		go func() { defer f.wg.Done(); f.handle(c) }()
+		guard.Go("lb: tcp connection", func() { defer f.wg.Done(); f.handle(c) })
 	}
 }
 
@@ -122,8 +124,8 @@ func (f *tcpForwarder) handle(client net.Conn) {
 		}
 		done <- struct{}{}
 	}
-	go pipe(up, client)
-	go pipe(client, up)
+	guard.Go("lb: tcp copy", func() { pipe(up, client) })
+	guard.Go("lb: tcp copy", func() { pipe(client, up) })
 	<-done
 	<-done
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // udpForwarder relays datagrams on one address: each client address gets a
@@ -60,8 +62,8 @@ func listenUDP(addr netip.AddrPort, idle time.Duration, log *slog.Logger) (*udpF
 	}
 	f := &udpForwarder{pc: pc, idle: idle, log: log, stop: make(chan struct{}), sessions: map[netip.AddrPort]*udpSession{}, affinity: map[netip.Addr]affinity{}}
 	f.wg.Add(2)
-	go f.serve()
-	go f.janitor()
+	guard.Go("lb: udp listener", func() { f.serve() })
+	guard.Go("lb: udp session janitor", func() { f.janitor() })
 	return f, nil
 }
 
@@ -111,7 +113,7 @@ func (f *udpForwarder) session(client netip.AddrPort) *udpSession {
 	s := &udpSession{client: client, backend: backend, up: up, last: time.Now()}
 	f.sessions[client] = s
 	f.wg.Add(1)
-	go f.replies(s)
+	guard.Go("lb: udp replies", func() { f.replies(s) })
 	return s
 }
 

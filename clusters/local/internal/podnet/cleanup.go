@@ -42,7 +42,7 @@ func Cleanup(ctx context.Context, log *slog.Logger) error {
 	}
 	links, _ := os.ReadDir("/sys/class/net")
 	for _, l := range links {
-		if n := l.Name(); strings.HasPrefix(n, "nvcfbr") || strings.HasPrefix(n, "nvcfv") {
+		if n := l.Name(); OwnsLink(n) {
 			log.Info("removing link", "link", n)
 			errs = append(errs, ipBatch(ctx, "", "link del "+n))
 		}
@@ -140,4 +140,10 @@ func removeNetns(ctx context.Context, ns string) error {
 	}
 	errs = append(errs, os.RemoveAll(filepath.Join("/etc/netns", ns)))
 	return errors.Join(errs...)
+}
+
+// OwnsLink reports whether the network link name is one the pod network
+// makes (a bridge nvcfbr* or a veth nvcfv*).
+func OwnsLink(name string) bool {
+	return strings.HasPrefix(name, "nvcfbr") || strings.HasPrefix(name, "nvcfv")
 }

@@ -1,7 +1,9 @@
 // Package preflight checks, before anything long starts, what the embedded
 // provider needs from the machine: root, the ip and nft tools, free ports
-// and free disk for the control-plane build. Every problem is reported at
-// once, each with what to do about it.
+// (naming the program that holds a busy one), address ranges no other
+// interface routes, and free disk; and it explains a full disk met later
+// (DiskFull). Every problem is reported at once, each with what to do
+// about it.
 package preflight
 
 import (
@@ -9,8 +11,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -53,6 +58,42 @@ type Disk struct {
 	Hint string // how to make room, beside freeing space
 }
 
+// busyPort describes port p that cannot be bound (err), naming the
+// programs that hold it when /proc says.
+func (c *Checks) busyPort(p Port, err error) Problem {
+	_, port, _ := net.SplitHostPort(p.Addr)
+	what := fmt.Sprintf("%s %s (%s) cannot be bound: %v", p.Network, p.Addr, p.Owner, unwrapSyscall(err))
+	var hs []Holder
+	if ap, perr := netip.ParseAddrPort(p.Addr); perr == nil {
+		hs = c.holders(p.Network, ap)
+	}
+	if len(hs) == 0 {
+		ss := "-ltnp"
+		if p.Network == "udp" {
+			ss = "-lunp"
+		}
+		return Problem{What: what, Fix: fmt.Sprintf("find the program with `ss %s 'sport = :%s'` and stop it; the harness needs this port", ss, port)}
+	}
+	names := make([]string, len(hs))
+	pids := make([]string, len(hs))
+	env := hs[0].Env
+	for i, h := range hs {
+		names[i], pids[i] = h.String(), strconv.Itoa(h.PID)
+		if h.Env != env {
+			env = ""
+		}
+	}
+	what += "; held by " + strings.Join(names, ", ")
+	if env != "" {
+		// Another environment of the harness (of another state folder, or
+		// of another user): it is brought down, not killed.
+		return Problem{What: what + fmt.Sprintf(", of the harness environment %q (state %s)", filepath.Base(env), env),
+			Fix: fmt.Sprintf("bring that environment down: XDG_STATE_HOME=%s harness down --name %s (or harness down --purge)",
+				filepath.Dir(filepath.Dir(env)), filepath.Base(env))}
+	}
+	return Problem{What: what, Fix: fmt.Sprintf("stop that program (e.g. `kill %s`, or stop the service that runs it); the harness needs port %s", strings.Join(pids, " "), port)}
+}
+
 // Tool is a command that must be on PATH.
 type Tool struct {
 	Name    string // e.g. "nft"
@@ -71,12 +112,18 @@ type Checks struct {
 	Ports []Port
 	// Disks must have room.
 	Disks []Disk
+	// Ranges must not be routed elsewhere; RouteTable is the kernel's IPv4
+	// routing table to read (default /proc/net/route, this network
+	// namespace's main table).
+	Ranges     []Range
+	RouteTable string
 
 	// hooks for tests
 	geteuid  func() int
 	lookPath func(string) (string, error)
 	listen   func(network, addr string) (io.Closer, error)
 	free     func(dir string) (uint64, error)
+	holders  func(network string, addr netip.AddrPort) []Holder
 }
 
 // Run performs the checks and returns an *Error (wrapping ErrFailed)
@@ -108,16 +155,9 @@ func Run(c Checks) error {
 		if errors.Is(err, syscall.EACCES) {
 			continue // a privileged port without root: the root check says so
 		}
-		_, port, _ := net.SplitHostPort(p.Addr)
-		ss := "-ltnp"
-		if p.Network == "udp" {
-			ss = "-lunp"
-		}
-		ps = append(ps, Problem{
-			What: fmt.Sprintf("%s %s (%s) cannot be bound: %v", p.Network, p.Addr, p.Owner, unwrapSyscall(err)),
-			Fix:  fmt.Sprintf("find the process with `ss %s 'sport = :%s'` and stop it", ss, port),
-		})
+		ps = append(ps, c.busyPort(p, err))
 	}
+	ps = append(ps, c.routeProblems()...)
 	for _, d := range c.Disks {
 		free, err := c.free(d.Dir)
 		if err != nil {
@@ -130,7 +170,7 @@ func Run(c Checks) error {
 				fix += ", or " + d.Hint
 			}
 			ps = append(ps, Problem{
-				What: fmt.Sprintf("only %s free in %s; %s needs at least %s", gib(free), d.Dir, d.Why, gib(d.Min)),
+				What: fmt.Sprintf("only %s free in %s; %s needs at least %s", size(free), d.Dir, d.Why, size(d.Min)),
 				Fix:  fix,
 			})
 		}
@@ -156,6 +196,12 @@ func (c *Checks) defaults() {
 	}
 	if c.free == nil {
 		c.free = FreeBytes
+	}
+	if c.holders == nil {
+		c.holders = Holders
+	}
+	if c.RouteTable == "" {
+		c.RouteTable = "/proc/net/route"
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"testing"
@@ -26,6 +27,7 @@ func allGood() Checks {
 		lookPath: func(s string) (string, error) { return "/usr/sbin/" + s, nil },
 		listen:   func(string, string) (io.Closer, error) { return closer{}, nil },
 		free:     func(string) (uint64, error) { return 100 << 30, nil },
+		holders:  func(string, netip.AddrPort) []Holder { return nil },
 	}
 }
 
@@ -49,6 +51,12 @@ func TestEveryProblemWithItsFix(t *testing.T) {
 		return nil, &net.OpError{Op: "listen", Net: network, Err: os.NewSyscallError("bind", syscall.EACCES)}
 	}
 	c.free = func(string) (uint64, error) { return 3 << 30, nil }
+	c.holders = func(network string, addr netip.AddrPort) []Holder {
+		if network == "tcp" && addr.Port() == 6443 {
+			return []Holder{{PID: 4242, Command: "/usr/sbin/nginx -g daemon off;"}}
+		}
+		return nil
+	}
 
 	err := Run(c)
 	require.ErrorIs(t, err, ErrFailed)
@@ -61,8 +69,8 @@ func TestEveryProblemWithItsFix(t *testing.T) {
 	require.Contains(t, msg, "nft is not on PATH")
 	require.Contains(t, msg, "fix: apt-get install nftables")
 	require.NotContains(t, msg, "ip is not on PATH")
-	require.Contains(t, msg, "tcp 0.0.0.0:6443 (kube-apiserver of region-a) cannot be bound: address already in use")
-	require.Contains(t, msg, "ss -ltnp 'sport = :6443'")
+	require.Contains(t, msg, "tcp 0.0.0.0:6443 (kube-apiserver of region-a) cannot be bound: address already in use; held by pid 4242 (/usr/sbin/nginx -g daemon off;)")
+	require.Contains(t, msg, "fix: stop that program (e.g. `kill 4242`, or stop the service that runs it); the harness needs port 6443")
 	require.NotContains(t, msg, "127.0.0.88", "a privileged port without root is the root check's business")
 	require.Contains(t, msg, "only 3.0 GiB free in /cache; building the control plane needs at least 8.0 GiB")
 	require.Contains(t, msg, "fix: free some space, or set XDG_CACHE_HOME")
