@@ -36,6 +36,8 @@ type builder struct {
 	// issuer signs the good leaves: the intermediate, or the root.
 	issuer *cfca.CA
 	wrong  *cfca.CA
+	// unrelated signs nothing; only its certificate is written.
+	unrelated *cfca.CA
 }
 
 func (b *builder) build() error {
@@ -74,6 +76,14 @@ func (b *builder) cas() error {
 		return err
 	}
 	if b.wrong, err = cfca.NewRoot("NVCF conformance wrong root (untrusted) "+b.id, caBackdate, life); err != nil {
+		return err
+	}
+	if b.unrelated, err = cfca.NewRoot("NVCF conformance unrelated root (signs nothing) "+b.id, caBackdate, life); err != nil {
+		return err
+	}
+	u := certArtifact("ca/unrelated-root.pem", UnrelatedRoot, "", "", b.unrelated.Cert)
+	u.Usage, u.ExpectedFailure = usageCA, reason.UnknownAuthority
+	if err := b.write(&u, b.unrelated.CertPEM, 0o644); err != nil {
 		return err
 	}
 	if err := b.writeCA(Root, "ca/root", b.root, ""); err != nil {

@@ -83,7 +83,7 @@ func readSystemRoots(path string) ([]byte, SystemRoots, error) {
 	return data, info, nil
 }
 
-// bundles writes the five trust bundles.
+// bundles writes the six trust bundles.
 func (b *builder) bundles() error {
 	root := b.root.CertPEM
 	merged := append([]byte{}, b.sys...)
@@ -109,11 +109,15 @@ func (b *builder) bundles() error {
 		{bundleMissing, "bundles/missing.pem", nil, true},
 		{bundleEmpty, "bundles/empty.pem", []byte{}, true},
 		{BundleMalformed, "bundles/malformed.pem", malformed, true},
+		{BundleUnrelated, "bundles/unrelated.pem", b.unrelated.CertPEM, false},
 	}
 	for _, f := range files {
 		a := Artifact{File: f.file, Kind: KindBundle, Purpose: f.p}
 		if f.expect {
 			a.ExpectedFailure = reason.NoTrust
+		}
+		if f.p == BundleUnrelated {
+			a.ExpectedFailure = reason.UnknownAuthority
 		}
 		if f.p == bundleMissing {
 			a.Absent = true

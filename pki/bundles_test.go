@@ -67,6 +67,22 @@ func TestBundles(t *testing.T) {
 		}
 		require.NoError(t, verifiesWith(p))
 	})
+	t.Run("unrelated verifies nothing and signs nothing", func(t *testing.T) {
+		data, err := os.ReadFile(m.Path(find(t, m, pki.BundleUnrelated, "")))
+		require.NoError(t, err)
+		cs, err := pki.ParseBundle(data)
+		require.NoError(t, err)
+		require.Len(t, cs, 1)
+		require.False(t, cs[0].Equal(root))
+		p := x509.NewCertPool()
+		p.AddCert(cs[0])
+		require.Error(t, verifiesWith(p))
+		for _, a := range m.Artifacts {
+			if a.Purpose != pki.UnrelatedRoot { // self-signed
+				require.NotEqual(t, cs[0].Subject.String(), a.Issuer, "%s is issued by the unrelated root", a.File)
+			}
+		}
+	})
 	t.Run("missing does not exist", func(t *testing.T) {
 		a := find(t, m, pki.BundleMissing, "")
 		require.True(t, a.Absent)

@@ -1,10 +1,10 @@
 // Package pki mints good and deliberately bad PKI with cfssl for a
 // topology's names: a trusted root (optionally with an intermediate), a
-// wrong root nobody trusts, per-cluster server certificates for the TLS
+// wrong root nobody trusts, an unrelated root that signs nothing, per-cluster server certificates for the TLS
 // ingress and the QUIC relay (good, wrong host, expired, not yet valid,
 // wrong root, no server-auth usage, CN without SAN), reverse-QUIC client
 // certificates (good, wrong root, expired), and trust bundles (custom,
-// merged system+custom, missing, empty, partially malformed).
+// merged system+custom, missing, empty, partially malformed, unrelated).
 //
 // Mint takes plain data (a Request; package pkitopo derives one from a
 // topology) and writes a folder with a manifest.json that names every

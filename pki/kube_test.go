@@ -69,8 +69,8 @@ func TestConfigMaps(t *testing.T) {
 		require.Len(t, cm.Data, 1)
 		byName[cm.Name] = cm
 	}
-	require.Len(t, byName, 4, "merged, custom, empty, malformed (missing has none)")
-	for _, p := range []pki.Purpose{pki.BundleMerged, pki.BundleCustom, pki.BundleEmpty, pki.BundleMalformed} {
+	require.Len(t, byName, 5, "merged, custom, empty, malformed, unrelated (missing has none)")
+	for _, p := range []pki.Purpose{pki.BundleMerged, pki.BundleCustom, pki.BundleEmpty, pki.BundleMalformed, pki.BundleUnrelated} {
 		cm, ok := byName[pki.ConfigMapName(p)]
 		require.True(t, ok, p)
 		want, err := os.ReadFile(m.Path(find(t, m, p, "")))

@@ -44,6 +44,10 @@ const (
 	bundleEmpty Purpose = "bundle-empty"
 	// BundleMalformed is a good PEM block followed by a truncated one.
 	BundleMalformed Purpose = "bundle-malformed"
+	// BundleUnrelated holds the unrelated root alone: a well-formed custom
+	// bundle that verifies none of the run's servers, for the condition in
+	// which the server chain is trusted only through the system roots.
+	BundleUnrelated Purpose = "bundle-unrelated"
 )
 
 // Certificate authorities.
@@ -52,6 +56,9 @@ const (
 	Root Purpose = "root"
 	// WrongRoot is a root nobody trusts.
 	WrongRoot Purpose = "wrong-root"
+	// UnrelatedRoot is a root that signs nothing: trusting it changes no
+	// verdict (unlike WrongRoot, which signs the wrong-root leaves).
+	UnrelatedRoot Purpose = "unrelated-root"
 	// intermediate sits between Root and the leaves when requested.
 	intermediate Purpose = "intermediate"
 )
@@ -63,7 +70,7 @@ var serverPurposes = []Purpose{ServerGood, ServerWrongHost, ServerExpired, serve
 var clientPurposes = []Purpose{ClientGood, ClientWrongRoot, clientExpired}
 
 // bundlePurposes lists the trust bundle purposes.
-var bundlePurposes = []Purpose{BundleCustom, bundleMerged, bundleMissing, bundleEmpty, BundleMalformed}
+var bundlePurposes = []Purpose{BundleCustom, bundleMerged, bundleMissing, bundleEmpty, BundleMalformed, BundleUnrelated}
 
 func (p Purpose) server() bool { return strings.HasPrefix(string(p), "server-") }
 func (p Purpose) client() bool { return strings.HasPrefix(string(p), "client-") }

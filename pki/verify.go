@@ -18,7 +18,9 @@ import (
 //     (the chain in its file as intermediates), for its Usage and its
 //     VerifyName;
 //   - a bundle is read strictly (see the package docs) and must contain
-//     the trusted root.
+//     the trusted root: one that does not parse fails with no-trust, one
+//     that parses but lacks the root with unknown-authority (a client
+//     trusting only it knows no server of the run).
 //
 // Keys, Secrets and ConfigMaps are not verifiable: an error, reason.Unknown.
 func (m *Manifest) Verify(a Artifact, at time.Time) (reason.Reason, error) {
@@ -46,7 +48,7 @@ func (m *Manifest) Verify(a Artifact, at time.Time) (reason.Reason, error) {
 				return reason.None, nil
 			}
 		}
-		return reason.NoTrust, reason.Wrap(reason.NoTrust, fmt.Errorf("bundle %s lacks the trusted root", a.File))
+		return reason.UnknownAuthority, reason.Wrap(reason.UnknownAuthority, fmt.Errorf("bundle %s lacks the trusted root", a.File))
 	}
 	return reason.Unknown, fmt.Errorf("%s %s: a %s is not verifiable", a.Kind, a.File, a.Kind)
 }

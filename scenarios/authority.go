@@ -31,7 +31,7 @@ func authorityUnknown() Scenario {
 	return Scenario{
 		ID: "authority/unknown", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD7},
-		Summary: "a registration naming another region's Stargate is refused",
+		Summary: "a registration naming a replica of this region under another region's identity domain is refused",
 		Expect:  FailClosed(reason.InvalidAuthority).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Try: registerNaming(aStargateElsewhere),
 	}

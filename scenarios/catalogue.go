@@ -13,6 +13,7 @@ func Catalogue() []Scenario {
 		tlsWrongRootServer(),
 		tlsWrongHostname(),
 		tlsExpiredServerCert(),
+		tlsSystemRootsLackServerCA(),
 		tlsMissingTrust(),
 		tlsMalformedBundle(),
 		tlsExplicitHTTPRefused(),
@@ -26,6 +27,7 @@ func Catalogue() []Scenario {
 		// discovery.go
 		discoveryIdentities(),
 		discoveryNoDashedIdentity(),
+		discoverySRVDashedIP(),
 		discoveryPodReplacement(),
 		// watch.go
 		watchCrossRegion(),

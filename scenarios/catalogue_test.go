@@ -128,8 +128,22 @@ func TestPlan(t *testing.T) {
 	}
 	// Trust-independent scenarios run once per workload kind.
 	require.Equal(t, len(matrix.Workloads), count["tls/wrong-root"])
-	// Per-trust scenarios run in every secure cell.
-	require.Equal(t, len(cells), count["tls/pylon-verified"])
+	// Per-trust scenarios run in every secure EndpointSlice cell.
+	require.Equal(t, len(matrix.Workloads)*len(matrix.Trusts), count["tls/pylon-verified"])
+	// Discovery-dependent scenarios add one DNS cell per workload kind; the
+	// DNS-only one runs there alone, and nothing else enters a DNS cell.
+	require.Equal(t, 2*len(matrix.Workloads), count["discovery/identities"])
+	require.Equal(t, len(matrix.Workloads), count["discovery/srv-dashed-ip"])
+	dnsCells := map[matrix.Cell]bool{}
+	for _, c := range cases {
+		if c.Cell.Discovery == matrix.DNS {
+			dnsCells[c.Cell] = true
+			require.Contains(t, c.Scenario.Requires.Discoveries, matrix.DNS, c.Name())
+		}
+	}
+	require.Len(t, dnsCells, len(matrix.Workloads))
+	// The system-plus-bundle inverse runs where its condition is deployed.
+	require.Equal(t, 1, count["tls/system-roots-lack-server-ca"])
 	// Bundle-only scenarios skip the system trust cells.
 	require.Equal(t, 2, count["tls/missing-trust"], "in the StatefulSet cells of the bundle trusts only")
 	// Insecure-profile scenarios need an insecure cell.

@@ -80,6 +80,13 @@ func (s Scenario) AppliesTo(c matrix.Cell) bool {
 	if len(r.Trusts) > 0 && !slices.Contains(r.Trusts, c.Trust) {
 		return false
 	}
+	discoveries := r.Discoveries
+	if len(discoveries) == 0 {
+		discoveries = []matrix.Discovery{matrix.EndpointSlice}
+	}
+	if !slices.Contains(discoveries, c.Discovery) {
+		return false
+	}
 	profiles := r.Profiles
 	if len(profiles) == 0 {
 		profiles = []matrix.Profile{matrix.Secure}
@@ -89,12 +96,13 @@ func (s Scenario) AppliesTo(c matrix.Cell) bool {
 
 // Plan lists the cases to run, cell by cell in the order of cells, so one
 // deployment serves all of a cell's cases. A scenario that does not depend
-// on the trust axis runs in the first selected cell of each workload kind
-// and profile only.
+// on the trust axis runs in the first selected cell of each workload kind,
+// discovery and profile only.
 func Plan(catalogue []Scenario, cells []matrix.Cell, f Filter) []Case {
 	type once struct {
 		id string
 		w  matrix.Workload
+		d  matrix.Discovery
 		p  matrix.Profile
 	}
 	seen := map[once]bool{}
@@ -106,7 +114,7 @@ func Plan(catalogue []Scenario, cells []matrix.Cell, f Filter) []Case {
 				continue
 			}
 			if len(s.Requires.Trusts) == 0 {
-				k := once{s.ID, c.Workload, c.Profile}
+				k := once{s.ID, c.Workload, c.Discovery, c.Profile}
 				if seen[k] {
 					continue
 				}

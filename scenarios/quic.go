@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/harness/model/matrix"
 )
 
 // The quic layer: the reverse tunnel on UDP 50072, authenticated. Steps:
@@ -72,7 +73,10 @@ func quicPylonTunnel() Scenario {
 		ID: "quic/pylon-tunnel", Layer: LayerQUIC, Labels: []string{LabelPylon},
 		Covers:  []Requirement{DoD6, DoD8},
 		Summary: "the cell's Pylon holds a connected reverse tunnel through every region's QUIC relay",
-		Expect:  Pass,
-		Try:     pylonTunnelsConnected,
+		// The tunnel's trust (STARGATE_TLS_CERT_PATH plus the system roots)
+		// differs per trust source, system-plus-bundle's unrelated CA included.
+		Requires: Requirements{Trusts: matrix.Trusts},
+		Expect:   Pass,
+		Try:      pylonTunnelsConnected,
 	}
 }

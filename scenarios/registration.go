@@ -7,10 +7,11 @@ package scenarios
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{
 		ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
-		Covers:  []Requirement{DoD1, DoD6},
-		Summary: "the cell's Pylon holds a healthy registration with every live Stargate of every region",
-		Expect:  Pass,
-		Try:     pylonRegisteredEverywhere(waitConverge),
+		Covers:   []Requirement{DoD1, DoD6},
+		Summary:  "the cell's Pylon holds a healthy registration with every live Stargate of every region",
+		Requires: Requirements{Discoveries: bothDiscoveries},
+		Expect:   Pass,
+		Try:      pylonRegisteredEverywhere(waitConverge),
 	}
 }
 

@@ -49,9 +49,6 @@ type RunConfig struct {
 	Provider string `json:"provider,omitempty"`
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor `json:"flavor,omitempty"`
-	// Discovery is Stargate's peer discovery (empty: the manifests' default,
-	// EndpointSlices; "dns" for SRV).
-	Discovery string `json:"discovery,omitempty"`
 	// Defect switches registered defects on in one role: set by `harness
 	// selftest` only, never by `harness run`.
 	Defect manifests.Defect `json:"defect,omitzero"`

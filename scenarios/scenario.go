@@ -78,9 +78,17 @@ type Requirements struct {
 	// Trusts it runs for; empty means the scenario does not depend on
 	// Pylon's trust source and runs in one trust cell per workload kind.
 	Trusts []matrix.Trust
+	// Discoveries it runs for; empty means EndpointSlice discovery only.
+	// Only scenarios whose outcome depends on how Stargate finds its peers
+	// (what it advertises, whom Pylon registers with) list matrix.DNS, so
+	// the DNS cells hold few cases.
+	Discoveries []matrix.Discovery
 	// Profiles it runs for; empty means the secure profile only.
 	Profiles []matrix.Profile
 }
+
+// bothDiscoveries runs a scenario under EndpointSlice and DNS SRV discovery.
+var bothDiscoveries = matrix.Discoveries
 
 // Scenario is one entry of the catalogue.
 type Scenario struct {

@@ -75,8 +75,16 @@ func registerThrough(ctx context.Context, e *Env, t probe.GRPCTarget, named stri
 
 func theDialHost(e *Env, region string, _ Pod) string { return e.Ingress(region).Addr }
 
-func aStargateElsewhere(e *Env, _ string, _ Pod) string {
-	return "stargate-0.sg.elsewhere." + e.Topology.Domain
+// aStargateElsewhere names the control's replica under another region's
+// identity domain: only the suffix differs from the control, so a router
+// that routed by the first label alone would accept it.
+func aStargateElsewhere(e *Env, region string, p Pod) string {
+	for _, r := range e.Regions() {
+		if r != region {
+			return e.Identity(r, p.Name)
+		}
+	}
+	return p.Name + ".sg.elsewhere." + e.Topology.Domain
 }
 
 func aStargateWithNoPod(e *Env, region string, _ Pod) string {

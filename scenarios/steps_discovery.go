@@ -3,8 +3,15 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/discovery"
+	"github.com/nvcf/conformance/harness/model/matrix"
 
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
@@ -148,4 +155,107 @@ func replacement(before, after []Pod, victim Pod) string {
 
 func stillHealthy(doc Doc, id string) bool {
 	return slices.ContainsFunc(doc.Entries(id), Healthy)
+}
+
+// srvTargetsResolvedToPodNames proves, region by region, that the cell
+// exercises the epic's defect 4 and that Stargate handles it: the
+// cluster's own CoreDNS answers the headless Service's SRV query with
+// dashed-IP targets for a Deployment's pods (pod hostnames for a
+// StatefulSet's), every Stargate says it discovers by DNS, and the region
+// still advertises exactly its live pods' names.
+func srvTargetsResolvedToPodNames(ctx context.Context, e *Env, _ Setting) error {
+	for _, r := range e.Regions() {
+		if err := srvAnswersByWorkloadKind(ctx, e, r); err != nil {
+			return err
+		}
+		if err := stargatesDiscoverByDNS(ctx, e, r); err != nil {
+			return err
+		}
+		if err := advertisesLivePods(ctx, e, r, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// srvAnswersByWorkloadKind waits until the region's CoreDNS answers
+// _grpc._tcp.<headless service> with one target per ready Stargate pod:
+// its dashed IP behind a Deployment, its name behind a StatefulSet. The
+// answers go to the evidence folder.
+func srvAnswersByWorkloadKind(ctx context.Context, e *Env, region string) error {
+	info, ok := e.Config.Environment.Cluster(region)
+	if !ok || !info.Network.DNS.IsValid() {
+		return fmt.Errorf("cluster %s: the provider does not say where its DNS serves pods; the DNS discovery cells need it to ask CoreDNS", region)
+	}
+	kind := e.stargateKind(region)
+	name := discovery.SRVName(manifests.HeadlessService, e.Deployed.Namespace, clusterDomain)
+	return e.Eventually(ctx, "CoreDNS of "+region+" to answer "+name+" for every ready "+string(kind)+" pod", waitConverge, func(ctx context.Context) error {
+		targets, err := discovery.LookupSRV(ctx, info.Network.DNS.String(), name)
+		if err != nil {
+			return err
+		}
+		pods, err := e.StargatePods(ctx, region)
+		if err != nil {
+			return err
+		}
+		if err := e.noteEvidence("srv-"+region+".txt", fmt.Sprintf("SRV %s at %s (%s)\n%s\n", name, info.Network.DNS, kind, strings.Join(targets, "\n"))); err != nil {
+			return err
+		}
+		var got, want []string
+		for _, t := range targets {
+			got = append(got, strings.SplitN(t, ".", 2)[0])
+		}
+		for _, p := range pods {
+			if kind == matrix.KindDeployment {
+				want = append(want, strings.ReplaceAll(p.IP, ".", "-"))
+			} else {
+				want = append(want, p.Name)
+			}
+		}
+		return expectSet("region "+region+" SRV target labels", want, got)
+	})
+}
+
+// stargatesDiscoverByDNS requires every ready Stargate of region whose
+// /status names its discovery mode to name DNS, so a Stargate that fell
+// back to EndpointSlices cannot pass the DNS cells.
+func stargatesDiscoverByDNS(ctx context.Context, e *Env, region string) error {
+	pods, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		doc, err := e.StargateStatus(ctx, p)
+		if err != nil {
+			return err
+		}
+		if m, ok := doc.v.(map[string]any); ok {
+			if mode, ok := m["discovery"].(string); ok && mode != string(matrix.DNS) {
+				return fmt.Errorf("Stargate %s/%s discovers by %q, not by DNS, in a DNS discovery cell", region, p.Name, mode)
+			}
+		}
+	}
+	return nil
+}
+
+// clusterDomain is the clusters' DNS domain (every provider's default, and
+// the reference Stargate's).
+const clusterDomain = "cluster.local"
+
+// stargateKind is the workload kind the cell deployed region's Stargates as.
+func (e *Env) stargateKind(region string) matrix.Kind {
+	for _, c := range e.Deployed.Clusters {
+		if c.Name == region {
+			return c.StargateKind
+		}
+	}
+	return ""
+}
+
+// noteEvidence writes one file into the case's evidence folder.
+func (e *Env) noteEvidence(name, content string) error {
+	if err := os.MkdirAll(e.Evidence, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(e.Evidence, name), []byte(content), 0o644)
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -52,7 +53,7 @@ func invokeUnservedModel(ctx context.Context, e *Env, s Setting) error {
 	if s == AsControl {
 		model = echoModel
 	}
-	_, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), model, "hello")
+	err := e.chatEchoed(ctx, e.Invoke(e.Bootstrap()), model, "hello")
 	return err
 }
 
@@ -62,7 +63,7 @@ func invokeUnservedModel(ctx context.Context, e *Env, s Setting) error {
 func invokeRepeatedly(n int, message, failure string) Try {
 	return func(ctx context.Context, e *Env, _ Setting) error {
 		for i := range n {
-			if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, fmt.Sprintf(message, i)); err != nil {
+			if err := e.chatEchoed(ctx, e.Invoke(e.Bootstrap()), echoModel, fmt.Sprintf(message, i)); err != nil {
 				return fmt.Errorf(failure+": %w", i+1, err)
 			}
 		}
@@ -75,7 +76,7 @@ func invokeRepeatedly(n int, message, failure string) Try {
 func invokeEventually(ctx context.Context, e *Env, region, model string) error {
 	var last error
 	err := e.Eventually(ctx, "an invocation of "+model+" in "+region+" to succeed", waitConverge, func(ctx context.Context) error {
-		_, last = e.Probe.ChatCompletion(ctx, e.Invoke(region), model, "hello from the harness")
+		last = e.chatEchoed(ctx, e.Invoke(region), model, "hello from the harness")
 		return last
 	})
 	if err != nil && last != nil {
@@ -92,8 +93,7 @@ func invokeEventually(ctx context.Context, e *Env, region, model string) error {
 func invokeEveryStargate(ctx context.Context, e *Env, region, model string) error {
 	return e.everyStargate(ctx, region, "an invocation of "+model+" through every Stargate of "+region+" to succeed", func(ctx context.Context, p Pod) error {
 		t := probe.HTTPTarget{URL: "http://" + net.JoinHostPort(p.IP, strconv.Itoa(manifests.HTTPPort))}
-		_, err := e.Probe.ChatCompletion(ctx, t, model, "hello from the harness to "+p.Name)
-		return err
+		return e.chatEchoed(ctx, t, model, "hello from the harness to "+p.Name)
 	})
 }
 
@@ -139,4 +139,20 @@ func (e *Env) everyStargate(ctx context.Context, region, what string, check func
 		return fmt.Errorf("%w (%w)", last, err)
 	}
 	return err
+}
+
+// chatEchoed invokes model through t with content and a fresh nonce, and
+// requires the answer to carry them back: only the echo server behind
+// Pylon repeats them, so a 200 that Stargate (or anything else on the
+// path) made up without reaching it does not count.
+func (e *Env) chatEchoed(ctx context.Context, t probe.HTTPTarget, model, content string) error {
+	content += " " + uniqueID("nonce")
+	resp, err := e.Probe.ChatCompletion(ctx, t, model, content)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(resp.Body, []byte(content)) {
+		return fmt.Errorf("invocation of %s through %s answered %d without echoing %q: it never reached the echo server behind Pylon: %.200s", model, t.URL, resp.Status, content, resp.Body)
+	}
+	return nil
 }

@@ -107,6 +107,14 @@ func withMalformedTrustBundle(e *Env, o *deploy.PylonOverrides) {
 	}
 }
 
+// withSystemStoreLackingTheRoot mounts the unrelated CA's bundle where the
+// merged bundle was, so SSL_CERT_FILE (the system store of trust
+// system-plus-bundle) no longer holds the server chain's root; the custom
+// bundle keeps its unrelated CA. Nothing else changes.
+func withSystemStoreLackingTheRoot(_ *Env, o *deploy.PylonOverrides) {
+	o.TrustConfigMap = pki.ConfigMapName(pki.BundleUnrelated)
+}
+
 // withHTTPBootstrap gives Pylon an explicit http:// bootstrap address.
 func withHTTPBootstrap(e *Env, o *deploy.PylonOverrides) {
 	o.BootstrapURL = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)

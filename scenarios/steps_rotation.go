@@ -34,7 +34,7 @@ func goodRotationIsSeamless(ctx context.Context, e *Env, _ Setting) error {
 				failed = fmt.Errorf("a watch failed during a good-to-good rotation: %w", err)
 				return nil
 			}
-			if _, err := e.Probe.ChatCompletion(ctx, e.Invoke(e.Bootstrap()), echoModel, "during rotation"); err != nil {
+			if err := e.chatEchoed(ctx, e.Invoke(e.Bootstrap()), echoModel, "during rotation"); err != nil {
 				failed = fmt.Errorf("an invocation failed during a good-to-good rotation: %w", err)
 				return nil
 			}

@@ -87,6 +87,18 @@ func tlsExpiredServerCert() Scenario {
 	}
 }
 
+func tlsSystemRootsLackServerCA() Scenario {
+	return Scenario{
+		ID: "tls/system-roots-lack-server-ca", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers: []Requirement{DoD2, Defect2},
+		Summary: "with the server's root in neither the system store nor the custom bundle (an unrelated CA), " +
+			"Pylon refuses Stargate: the system-plus-bundle cell passes through the system roots alone",
+		Requires: Requirements{Workloads: independentOfWorkload, Trusts: []matrix.Trust{matrix.SystemPlusBundle}},
+		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
+		Try: freshPylon("system-roots-lack-ca", withSystemStoreLackingTheRoot),
+	}
+}
+
 func tlsMissingTrust() Scenario {
 	return Scenario{
 		ID: "tls/missing-trust", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},

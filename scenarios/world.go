@@ -107,7 +107,6 @@ func Connect(cfg *RunConfig) (*World, error) {
 		Cell:       cells[0],
 		Images:     cfg.Images,
 		Flavor:     cfg.Flavor,
-		Discovery:  cfg.Discovery,
 		Defect:     cfg.Defect,
 		ClientTLS:  true,
 		Logger:     log.With("component", "deploy"),

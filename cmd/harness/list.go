@@ -23,6 +23,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	cases := fs.Bool("cases", false, "print the planned test cases of the matrix (scenario × cell) instead, with counts per layer")
 	workloads := fs.String("workload", "", "with --cases: comma-separated workload kinds")
 	trusts := fs.String("trust", "", "with --cases: comma-separated trust sources")
+	discoveries := fs.String("discovery", "", "with --cases: comma-separated discovery modes (endpointslice, dns)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,7 +32,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *cases {
-		cells, err := harnessrun.Cells(*workloads, *trusts)
+		cells, err := harnessrun.Cells(*workloads, *trusts, *discoveries)
 		if err != nil {
 			return err
 		}

@@ -22,3 +22,14 @@ func TestListPrintsTheCatalogue(t *testing.T) {
 
 	require.Error(t, run(context.Background(), []string{"list", "--layer", "nope"}, &out, &errOut))
 }
+
+// The DNS-discovery cells hold cases for every workload kind.
+func TestListCasesShowsDNSCellsForEveryWorkloadKind(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"list", "--cases"}, &out, &errOut))
+	for _, w := range []string{"statefulset", "deployment", "mixed"} {
+		require.Regexp(t, `discovery/srv-dashed-ip\[workload=`+w+`,trust=[a-z-]+,discovery=dns\]`, out.String())
+	}
+	require.Contains(t, out.String(), "tls/system-roots-lack-server-ca[workload=statefulset,trust=system-plus-bundle]")
+	require.Error(t, run(context.Background(), []string{"list", "--cases", "--discovery", "mdns"}, &out, &errOut))
+}

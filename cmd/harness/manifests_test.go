@@ -21,6 +21,19 @@ func TestManifestsCommand(t *testing.T) {
 	require.NotContains(t, s, "region-a (stargate)")
 	require.False(t, strings.Contains(s, "http://"))
 
+	// The discovery axis and the system-plus-bundle trust, in any key order.
+	out.Reset()
+	err = runManifests(context.Background(), []string{"--topology", "../../topologies/default.yaml",
+		"--cell", "discovery=dns,trust=system-plus-bundle,workload=deployment"}, &out, &errb)
+	require.NoError(t, err, errb.String())
+	s = out.String()
+	require.Contains(t, s, "cell workload=deployment,trust=system-plus-bundle,discovery=dns")
+	require.Contains(t, s, "--discovery=dns")
+	require.NotContains(t, s, "--discovery=endpointslice")
+	require.Contains(t, s, "nvcf-transport-trust-bundle-unrelated")
+	err = runManifests(context.Background(), []string{"--topology", "../../topologies/default.yaml", "--cell", "workload=mixed,trust=system,discovery=mdns"}, &out, &errb)
+	require.ErrorContains(t, err, `discovery "mdns" unknown`)
+
 	err = runManifests(context.Background(), []string{"--topology", "../../topologies/default.yaml", "--images", "gpu=x"}, &out, &errb)
 	require.ErrorContains(t, err, "component gpu unknown")
 	err = runManifests(context.Background(), []string{"--topology", "../../topologies/default.yaml", "--cell", "workload=x,trust=system"}, &out, &errb)

@@ -48,7 +48,7 @@ func ApplyGate(artifacts, file string, now time.Time) (*reports.Verdict, error) 
 // gateExpects lists the tests the gate requires: every test of the whole
 // matrix's plan in a required cell or of a required scenario.
 func gateExpects(g *reports.Gate) ([]string, error) {
-	cells, err := Cells("", "")
+	cells, err := Cells("", "", "")
 	if err != nil {
 		return nil, err
 	}

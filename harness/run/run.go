@@ -41,9 +41,10 @@ type Options struct {
 	// BinDir holds the suite and the reference binary (default: the
 	// running executable's folder, where `make build` puts them).
 	BinDir string
-	// Run, Layers and Labels filter the catalogue; Workloads and Trusts the matrix.
-	Run, Layers, Labels string
-	Workloads, Trusts   string
+	// Run, Layers and Labels filter the catalogue; Workloads, Trusts and
+	// Discoveries the matrix.
+	Run, Layers, Labels            string
+	Workloads, Trusts, Discoveries string
 	// Keep leaves the clusters up after the run.
 	Keep bool
 	// TimeScale multiplies the scenarios' deadlines (default 1).
@@ -97,13 +98,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cells, err := Cells(o.Workloads, o.Trusts)
+	cells, err := Cells(o.Workloads, o.Trusts, o.Discoveries)
 	if err != nil {
 		return nil, err
 	}
 	plan := scenarios.Plan(scenarios.Catalogue(), cells, sf)
 	if len(plan) == 0 {
-		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload and --trust (see `harness list`)")
+		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust and --discovery (see `harness list --cases`)")
 	}
 	if err := checkBundle(o.BinDir); err != nil {
 		return nil, err
@@ -266,11 +267,12 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// Cells expands the matrix for the workload and trust filters: every
-// secure cell, then one insecure cell (StatefulSet, bundle) for the
-// scenarios that need the insecure profile, when the filters allow it.
-func Cells(workloads, trusts string) ([]matrix.Cell, error) {
-	f, err := matrix.ParseFilter(workloads, trusts, "")
+// Cells expands the matrix for the workload, trust and discovery filters:
+// every secure cell, then one insecure cell (StatefulSet, bundle,
+// EndpointSlice) for the scenarios that need the insecure profile, when
+// the filters allow it.
+func Cells(workloads, trusts, discoveries string) ([]matrix.Cell, error) {
+	f, err := matrix.ParseFilter(workloads, trusts, discoveries, "")
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +280,7 @@ func Cells(workloads, trusts string) ([]matrix.Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	insecure := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure}
+	insecure := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure, Discovery: matrix.EndpointSlice}
 	if f.Match(insecure) {
 		cells = append(cells, insecure)
 	}

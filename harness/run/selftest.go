@@ -225,7 +225,7 @@ func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k s
 	}
 	cfg := base
 	cfg.Run = "^(" + strings.Join(quoted, "|") + ")$"
-	cfg.Artifacts, cfg.Discovery, cfg.Defect = dir, k.discovery, defect
+	cfg.Artifacts, cfg.Defect = dir, defect
 	sf, err := scenarios.ParseFilter(cfg.Run, "", "")
 	if err != nil {
 		return nil, 0, err
@@ -260,7 +260,7 @@ func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k s
 // one of the scenarios ids runs only there: a Pass scenario would just run
 // twice, and each red run of it waits out its deadline.
 func selftestCells(k selftestKey, ids []string) ([]matrix.Cell, error) {
-	cells, err := Cells(k.workloads, k.trusts)
+	cells, err := Cells(k.workloads, k.trusts, or(k.discovery, string(matrix.EndpointSlice)))
 	if err != nil {
 		return nil, err
 	}

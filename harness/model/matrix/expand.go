@@ -7,40 +7,54 @@ import (
 
 // Axes are the values of each axis that a run covers.
 type Axes struct {
-	Workloads []Workload
-	Trusts    []Trust
-	Profiles  []Profile
+	Workloads   []Workload
+	Trusts      []Trust
+	Discoveries []Discovery
+	Profiles    []Profile
 }
 
 // Default is the matrix of `make e2e`: every workload kind × every trust
-// source, in the secure profile (9 cells).
+// source × both discovery modes, in the secure profile (24 cells). Cells
+// hold only the scenarios whose requirements select them, so most DNS
+// cells stay empty and are never deployed (scenarios.Plan).
 func Default() Axes {
-	return Axes{Workloads: Workloads, Trusts: Trusts, Profiles: []Profile{Secure}}
+	return Axes{Workloads: Workloads, Trusts: Trusts, Discoveries: Discoveries, Profiles: []Profile{Secure}}
 }
 
 // Expand lists every cell of the axes, with no duplicates. The order is
-// stable and snake-shaped: profile outermost, then workload, then trust,
-// with the trust order reversed on every other workload, so consecutive
-// cells differ in one axis only and switching between them redeploys as
-// little as possible (a trust change touches only Pylon). An empty axis
-// expands to nothing; an unknown value is an error.
+// stable and snake-shaped: profile outermost, then discovery, then
+// workload, then trust, with the trust order reversed on every other
+// workload and the workload order on every other discovery (within a
+// profile), so consecutive cells differ in one axis only and switching
+// between them redeploys as little as possible (a trust change touches
+// only Pylon). An empty Discoveries means EndpointSlice alone; any other
+// empty axis expands to nothing; an unknown value is an error.
 func (a Axes) Expand() ([]Cell, error) {
-	ws, ts, ps := dedup(a.Workloads), dedup(a.Trusts), dedup(a.Profiles)
+	ws, ts, ds, ps := dedup(a.Workloads), dedup(a.Trusts), dedup(a.Discoveries), dedup(a.Profiles)
+	if len(ds) == 0 {
+		ds = []Discovery{EndpointSlice}
+	}
 	var cells []Cell
 	n := 0
 	for _, p := range ps {
-		for _, w := range ws {
-			order := ts
-			if n%2 == 1 {
-				order = reversed(ts)
+		for i, d := range ds {
+			wo := ws
+			if i%2 == 1 {
+				wo = reversed(ws)
 			}
-			n++
-			for _, t := range order {
-				c := Cell{Workload: w, Trust: t, Profile: p}
-				if err := c.Validate(); err != nil {
-					return nil, err
+			for _, w := range wo {
+				order := ts
+				if n%2 == 1 {
+					order = reversed(ts)
 				}
-				cells = append(cells, c.Normalize())
+				n++
+				for _, t := range order {
+					c := Cell{Workload: w, Trust: t, Profile: p, Discovery: d}
+					if err := c.Validate(); err != nil {
+						return nil, err
+					}
+					cells = append(cells, c.Normalize())
+				}
 			}
 		}
 	}
@@ -49,14 +63,16 @@ func (a Axes) Expand() ([]Cell, error) {
 
 // Filter selects cells; an empty list on an axis selects every value.
 type Filter struct {
-	Workloads []Workload
-	Trusts    []Trust
-	Profiles  []Profile
+	Workloads   []Workload
+	Trusts      []Trust
+	Discoveries []Discovery
+	Profiles    []Profile
 }
 
 // ParseFilter builds a filter from comma lists as a CLI takes them, e.g.
-// ParseFilter("deployment,mixed", "bundle", ""). Empty strings select all.
-func ParseFilter(workloads, trusts, profiles string) (Filter, error) {
+// ParseFilter("deployment,mixed", "bundle", "dns", ""). Empty strings
+// select all.
+func ParseFilter(workloads, trusts, discoveries, profiles string) (Filter, error) {
 	var f Filter
 	for _, w := range splitList(workloads) {
 		if !contains(Workloads, Workload(w)) {
@@ -69,6 +85,12 @@ func ParseFilter(workloads, trusts, profiles string) (Filter, error) {
 			return Filter{}, fmt.Errorf("trust filter %q: unknown value %q; want some of %s", trusts, t, join(Trusts))
 		}
 		f.Trusts = append(f.Trusts, Trust(t))
+	}
+	for _, d := range splitList(discoveries) {
+		if !contains(Discoveries, Discovery(d)) {
+			return Filter{}, fmt.Errorf("discovery filter %q: unknown value %q; want some of %s", discoveries, d, join(Discoveries))
+		}
+		f.Discoveries = append(f.Discoveries, Discovery(d))
 	}
 	for _, p := range splitList(profiles) {
 		if !contains(Profiles, Profile(p)) {
@@ -84,6 +106,7 @@ func (f Filter) Match(c Cell) bool {
 	c = c.Normalize()
 	return (len(f.Workloads) == 0 || contains(f.Workloads, c.Workload)) &&
 		(len(f.Trusts) == 0 || contains(f.Trusts, c.Trust)) &&
+		(len(f.Discoveries) == 0 || contains(f.Discoveries, c.Discovery)) &&
 		(len(f.Profiles) == 0 || contains(f.Profiles, c.Profile))
 }
 
@@ -106,6 +129,9 @@ func (a Axes) Narrow(f Filter) Axes {
 	}
 	if len(f.Trusts) > 0 {
 		a.Trusts = f.Trusts
+	}
+	if len(f.Discoveries) > 0 {
+		a.Discoveries = f.Discoveries
 	}
 	if len(f.Profiles) > 0 {
 		a.Profiles = f.Profiles

@@ -1,7 +1,8 @@
 // Package matrix is the run matrix of the conformance suite: the axes a case
-// runs under (Stargate workload kind, the worker's trust source, the security
-// profile), their expansion into cells, stable cell names such as
-// "workload=deployment,trust=bundle", and filters over cells.
+// runs under (Stargate workload kind, the worker's trust source, Stargate's
+// peer discovery, the security profile), their expansion into cells, stable
+// cell names such as "workload=deployment,trust=bundle", and filters over
+// cells.
 //
 // Cells share clusters: moving from one cell to the next redeploys only what
 // differs (fixtures/deploy), so Expand orders cells to keep consecutive cells
@@ -41,6 +42,27 @@ const (
 	// GRPCOverride points STARGATE_GRPC_TLS_CA_CERT_PATH at the custom roots
 	// for gRPC; reverse QUIC keeps STARGATE_TLS_CERT_PATH.
 	GRPCOverride Trust = "grpc-override"
+	// SystemPlusBundle places the test root in the process's system store
+	// (SSL_CERT_FILE) and points STARGATE_TLS_CERT_PATH at a bundle holding
+	// only an unrelated CA: the server chain is trusted through the system
+	// roots alone, so Pylon connects only if custom roots are added to the
+	// system roots, never replacing them (the epic's defect 2).
+	SystemPlusBundle Trust = "system-plus-bundle"
+)
+
+// Discovery is how Stargate finds its peers, the identities it advertises
+// in WatchStargates.
+type Discovery string
+
+// The discovery axis.
+const (
+	// EndpointSlice watches the EndpointSlices of the headless Service and
+	// names peers by targetRef.name. The default.
+	EndpointSlice Discovery = "endpointslice"
+	// DNS looks up SRV _grpc._tcp.<headless service> at the cluster's DNS
+	// (CoreDNS), which names Deployment pods by their dashed IP: the epic's
+	// defect 4, which Stargate must not advertise.
+	DNS Discovery = "dns"
 )
 
 // Profile is the security profile the components run under.
@@ -63,25 +85,35 @@ const (
 	KindDeployment  Kind = "Deployment"
 )
 
-// Workloads, Trusts and Profiles list every value of each axis in their
-// canonical order.
+// Workloads, Trusts, Discoveries and Profiles list every value of each axis
+// in their canonical order. SystemPlusBundle sits inside the trust order so
+// that the snake order of Expand keeps the first trust of every workload
+// kind (and so the cells of trust-independent cases) as it was before it
+// was added.
 var (
-	Workloads = []Workload{StatefulSet, Deployment, Mixed}
-	Trusts    = []Trust{System, Bundle, GRPCOverride}
-	Profiles  = []Profile{Secure, Insecure}
+	Workloads   = []Workload{StatefulSet, Deployment, Mixed}
+	Trusts      = []Trust{System, Bundle, SystemPlusBundle, GRPCOverride}
+	Discoveries = []Discovery{EndpointSlice, DNS}
+	Profiles    = []Profile{Secure, Insecure}
 )
 
-// Cell is one point of the matrix. The zero Profile means Secure.
+// Cell is one point of the matrix. The zero Discovery means EndpointSlice,
+// the zero Profile Secure.
 type Cell struct {
-	Workload Workload
-	Trust    Trust
-	Profile  Profile
+	Workload  Workload
+	Trust     Trust
+	Profile   Profile
+	Discovery Discovery
 }
 
-// Normalize returns c with defaults filled (Profile Secure).
+// Normalize returns c with defaults filled (Profile Secure, Discovery
+// EndpointSlice).
 func (c Cell) Normalize() Cell {
 	if c.Profile == "" {
 		c.Profile = Secure
+	}
+	if c.Discovery == "" {
+		c.Discovery = EndpointSlice
 	}
 	return c
 }
@@ -98,15 +130,23 @@ func (c Cell) Validate() error {
 	if !contains(Profiles, c.Profile) {
 		return fmt.Errorf("profile %q unknown; want one of %s", c.Profile, join(Profiles))
 	}
+	if !contains(Discoveries, c.Discovery) {
+		return fmt.Errorf("discovery %q unknown; want one of %s", c.Discovery, join(Discoveries))
+	}
 	return nil
 }
 
-// Name is the stable name of the cell, e.g. "workload=deployment,trust=bundle".
-// The profile is named only when it is not the default (secure), so the
-// names of the default matrix never change when profiles are added.
+// Name is the stable name of the cell, e.g. "workload=deployment,trust=bundle"
+// or "workload=mixed,trust=system,discovery=dns". The discovery and the
+// profile are named only when they are not the default (endpointslice,
+// secure), so the names of existing cells never change when an axis is
+// added.
 func (c Cell) Name() string {
 	c = c.Normalize()
 	s := "workload=" + string(c.Workload) + ",trust=" + string(c.Trust)
+	if c.Discovery != EndpointSlice {
+		s += ",discovery=" + string(c.Discovery)
+	}
 	if c.Profile != Secure {
 		s += ",profile=" + string(c.Profile)
 	}
@@ -133,7 +173,7 @@ func (c Cell) KindFor(i int) Kind {
 }
 
 // ParseCell parses a cell name as written by Name. Keys may come in any
-// order; profile may be left out (secure).
+// order; discovery (endpointslice) and profile (secure) may be left out.
 func ParseCell(s string) (Cell, error) {
 	var c Cell
 	seen := map[string]bool{}
@@ -153,8 +193,10 @@ func ParseCell(s string) (Cell, error) {
 			c.Trust = Trust(v)
 		case "profile":
 			c.Profile = Profile(v)
+		case "discovery":
+			c.Discovery = Discovery(v)
 		default:
-			return Cell{}, fmt.Errorf("cell %q: key %q unknown; want workload, trust or profile", s, k)
+			return Cell{}, fmt.Errorf("cell %q: key %q unknown; want workload, trust, discovery or profile", s, k)
 		}
 	}
 	if c.Workload == "" || c.Trust == "" {

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestDefaultExpandsToNineCellsInSnakeOrder(t *testing.T) {
+func TestDefaultExpandsInSnakeOrder(t *testing.T) {
 	cells, err := Default().Expand()
 	require.NoError(t, err)
 	var names []string
@@ -16,13 +16,28 @@ func TestDefaultExpandsToNineCellsInSnakeOrder(t *testing.T) {
 	require.Equal(t, []string{
 		"workload=statefulset,trust=system",
 		"workload=statefulset,trust=bundle",
+		"workload=statefulset,trust=system-plus-bundle",
 		"workload=statefulset,trust=grpc-override",
 		"workload=deployment,trust=grpc-override",
+		"workload=deployment,trust=system-plus-bundle",
 		"workload=deployment,trust=bundle",
 		"workload=deployment,trust=system",
 		"workload=mixed,trust=system",
 		"workload=mixed,trust=bundle",
+		"workload=mixed,trust=system-plus-bundle",
 		"workload=mixed,trust=grpc-override",
+		"workload=mixed,trust=grpc-override,discovery=dns",
+		"workload=mixed,trust=system-plus-bundle,discovery=dns",
+		"workload=mixed,trust=bundle,discovery=dns",
+		"workload=mixed,trust=system,discovery=dns",
+		"workload=deployment,trust=system,discovery=dns",
+		"workload=deployment,trust=bundle,discovery=dns",
+		"workload=deployment,trust=system-plus-bundle,discovery=dns",
+		"workload=deployment,trust=grpc-override,discovery=dns",
+		"workload=statefulset,trust=grpc-override,discovery=dns",
+		"workload=statefulset,trust=system-plus-bundle,discovery=dns",
+		"workload=statefulset,trust=bundle,discovery=dns",
+		"workload=statefulset,trust=system,discovery=dns",
 	}, names)
 	// Consecutive cells differ in exactly one axis.
 	for i := 1; i < len(cells); i++ {
@@ -33,6 +48,9 @@ func TestDefaultExpandsToNineCellsInSnakeOrder(t *testing.T) {
 		if cells[i].Trust != cells[i-1].Trust {
 			diff++
 		}
+		if cells[i].Discovery != cells[i-1].Discovery {
+			diff++
+		}
 		require.Equal(t, 1, diff, "%s -> %s", cells[i-1], cells[i])
 	}
 }
@@ -41,8 +59,8 @@ func TestExpandDeduplicatesAndRejectsUnknown(t *testing.T) {
 	cells, err := Axes{Workloads: []Workload{Deployment, Deployment}, Trusts: []Trust{Bundle}, Profiles: []Profile{Secure, Insecure}}.Expand()
 	require.NoError(t, err)
 	require.Equal(t, []Cell{
-		{Deployment, Bundle, Secure},
-		{Deployment, Bundle, Insecure},
+		{Deployment, Bundle, Secure, EndpointSlice},
+		{Deployment, Bundle, Insecure, EndpointSlice},
 	}, cells)
 	require.Equal(t, "workload=deployment,trust=bundle,profile=insecure", cells[1].Name())
 
@@ -55,9 +73,9 @@ func TestExpandDeduplicatesAndRejectsUnknown(t *testing.T) {
 }
 
 func TestParseCellRoundTrips(t *testing.T) {
-	cells, err := Axes{Workloads: Workloads, Trusts: Trusts, Profiles: Profiles}.Expand()
+	cells, err := Axes{Workloads: Workloads, Trusts: Trusts, Discoveries: Discoveries, Profiles: Profiles}.Expand()
 	require.NoError(t, err)
-	require.Len(t, cells, 18)
+	require.Len(t, cells, 48)
 	for _, c := range cells {
 		got, err := ParseCell(c.Name())
 		require.NoError(t, err)
@@ -65,16 +83,23 @@ func TestParseCellRoundTrips(t *testing.T) {
 	}
 	got, err := ParseCell("trust=system, workload=mixed")
 	require.NoError(t, err)
-	require.Equal(t, Cell{Mixed, System, Secure}, got)
+	require.Equal(t, Cell{Mixed, System, Secure, EndpointSlice}, got)
+	got, err = ParseCell("workload=deployment,discovery=dns,trust=system-plus-bundle")
+	require.NoError(t, err)
+	require.Equal(t, Cell{Deployment, SystemPlusBundle, Secure, DNS}, got)
+	require.Equal(t, "workload=deployment,trust=system-plus-bundle,discovery=dns", got.Name())
+	// The default discovery is never named, so existing cells keep their names.
+	require.Equal(t, "workload=deployment,trust=bundle", Cell{Workload: Deployment, Trust: Bundle, Discovery: EndpointSlice}.Name())
 }
 
 func TestParseCellErrorsNameTheInput(t *testing.T) {
 	for in, want := range map[string]string{
-		"workload=deployment":                      "workload and trust are both required",
-		"workload=deployment,trust=bundle,x=1":     `key "x" unknown`,
-		"workload=deployment,trust=pinned":         `trust "pinned" unknown`,
-		"workload=deployment,trust=bundle,profile": `"profile" is not key=value`,
-		"workload=a,workload=b,trust=system":       `key "workload" given twice`,
+		"workload=deployment":                        "workload and trust are both required",
+		"workload=deployment,trust=bundle,x=1":       `key "x" unknown`,
+		"workload=deployment,trust=pinned":           `trust "pinned" unknown`,
+		"workload=deployment,trust=bundle,profile":   `"profile" is not key=value`,
+		"workload=a,workload=b,trust=system":         `key "workload" given twice`,
+		"workload=mixed,trust=system,discovery=mdns": `discovery "mdns" unknown`,
 	} {
 		_, err := ParseCell(in)
 		require.ErrorContains(t, err, want, in)
@@ -94,29 +119,36 @@ func TestFilter(t *testing.T) {
 	cells, err := Default().Expand()
 	require.NoError(t, err)
 
-	f, err := ParseFilter("deployment, mixed", "bundle", "")
+	f, err := ParseFilter("deployment, mixed", "bundle", "", "")
 	require.NoError(t, err)
 	got := f.Apply(cells)
-	require.Equal(t, []Cell{{Deployment, Bundle, Secure}, {Mixed, Bundle, Secure}}, got)
+	require.Equal(t, []Cell{{Deployment, Bundle, Secure, EndpointSlice}, {Mixed, Bundle, Secure, EndpointSlice},
+		{Mixed, Bundle, Secure, DNS}, {Deployment, Bundle, Secure, DNS}}, got)
 
-	all, err := ParseFilter("", "", "")
+	dns, err := ParseFilter("", "system", "dns", "")
+	require.NoError(t, err)
+	require.Equal(t, []Cell{{Mixed, System, Secure, DNS}, {Deployment, System, Secure, DNS}, {StatefulSet, System, Secure, DNS}}, dns.Apply(cells))
+
+	all, err := ParseFilter("", "", "", "")
 	require.NoError(t, err)
 	require.Equal(t, cells, all.Apply(cells))
 
-	_, err = ParseFilter("", "pinned", "")
+	_, err = ParseFilter("", "pinned", "", "")
 	require.ErrorContains(t, err, `unknown value "pinned"`)
-	_, err = ParseFilter("replicaset", "", "")
+	_, err = ParseFilter("replicaset", "", "", "")
 	require.ErrorContains(t, err, `unknown value "replicaset"`)
-	_, err = ParseFilter("", "", "paranoid")
+	_, err = ParseFilter("", "", "mdns", "")
+	require.ErrorContains(t, err, `unknown value "mdns"`)
+	_, err = ParseFilter("", "", "", "paranoid")
 	require.ErrorContains(t, err, `unknown value "paranoid"`)
 
 	// A profile outside the default axes is reachable through Narrow.
-	ins, err := ParseFilter("statefulset", "", "insecure")
+	ins, err := ParseFilter("statefulset", "", "endpointslice", "insecure")
 	require.NoError(t, err)
 	require.Empty(t, ins.Apply(cells))
 	narrowed, err := Default().Narrow(ins).Expand()
 	require.NoError(t, err)
-	require.Len(t, narrowed, 3)
+	require.Len(t, narrowed, 4)
 	for _, c := range narrowed {
 		require.Equal(t, Insecure, c.Profile)
 		require.True(t, ins.Match(c))
