@@ -103,11 +103,12 @@ func registrationDrops(ctx context.Context, e *Env, h *faults.Handle, remote, id
 	}
 }
 
-// partitionLength is how long the partition lasts: 10 s, or longer when
+// partitionLength is how long the partition lasts: 20 s, or longer when
 // the remote Stargates' registration heartbeat (which a rogue registration
 // reads from the x-stargate-registration-heartbeat-ms header) lets a silent
 // registration live longer, so that a drop is possible at all: three missed
-// heartbeats and 5 s more.
+// heartbeats and 5 s more. With the manifests' 2 s heartbeat, 11 s proved
+// too short for the drop to show (it did show within 20 s).
 func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration, error) {
 	p, err := firstPod(ctx, e, remote)
 	if err != nil {
@@ -118,7 +119,7 @@ func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration,
 		return 0, stepFailed("read the heartbeat interval of "+remote, err)
 	}
 	reg.Close()
-	return max(10*time.Second, 3*reg.Heartbeat+5*time.Second), nil
+	return max(20*time.Second, 3*reg.Heartbeat+5*time.Second), nil
 }
 
 // pylonServerID is the inference server id the base Pylon registers.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/nvcf/conformance/clusters/dockerd"
 )
@@ -40,6 +41,11 @@ func iptables() string {
 	return p
 }
 
+// forwardMu serialises the check-then-change sequences below: the clusters
+// of an environment set up their bridges at the same time, and two of them
+// creating the chain, or inserting the rule, would race.
+var forwardMu sync.Mutex
+
 // allowForward puts forwardRules at the top of DOCKER-USER, creating the
 // chain when Docker has not (yet): a Docker daemon started later jumps to it
 // and leaves its rules alone. Idempotent.
@@ -48,9 +54,14 @@ func allowForward(ctx context.Context) error {
 	if ipt == "" {
 		return nil
 	}
+	forwardMu.Lock()
+	defer forwardMu.Unlock()
 	if _, err := run(ctx, "", ipt, "-w", "-t", "filter", "-S", DockerUserChain); err != nil {
 		if _, err := run(ctx, "", ipt, "-w", "-t", "filter", "-N", DockerUserChain); err != nil {
-			return fmt.Errorf("create iptables chain %s: %w", DockerUserChain, err)
+			// A Docker daemon starting right now may have made it meanwhile.
+			if _, serr := run(ctx, "", ipt, "-w", "-t", "filter", "-S", DockerUserChain); serr != nil {
+				return fmt.Errorf("create iptables chain %s: %w", DockerUserChain, err)
+			}
 		}
 	}
 	for _, r := range forwardRules {
@@ -74,6 +85,8 @@ func removeForward(ctx context.Context) error {
 	if ipt == "" {
 		return nil
 	}
+	forwardMu.Lock()
+	defer forwardMu.Unlock()
 	out, err := run(ctx, "", ipt, "-w", "-t", "filter", "-S", DockerUserChain)
 	if err != nil {
 		return nil // no chain, nothing of ours
