@@ -181,24 +181,18 @@ func (p *provider) imagesDiff(name string) string {
 	if err != nil {
 		return err.Error()
 	}
+	all := maps.Clone(cfg.Images)
+	if all == nil {
+		all = map[string]string{}
+	}
+	maps.Copy(all, p.o.Images)
 	var diffs []string
-	for _, k := range slices.Sorted(maps.Keys(mergedKeys(cfg.Images, p.o.Images))) {
+	for _, k := range slices.Sorted(maps.Keys(all)) {
 		if cfg.Images[k] != p.o.Images[k] {
 			diffs = append(diffs, fmt.Sprintf("%s: %s, not %s", k, orNone(cfg.Images[k]), orNone(p.o.Images[k])))
 		}
 	}
 	return strings.Join(diffs, "; ")
-}
-
-func mergedKeys(a, b map[string]string) map[string]bool {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
 }
 
 func orNone(s string) string {

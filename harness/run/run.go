@@ -165,15 +165,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := clearCases(o.Artifacts); err != nil {
 		return res, err
 	}
-	// The suite stops, as on Ctrl-C, when the environment goes away under
-	// it (its provider's agent killed, say): the cases could only time out.
-	sctx, stopSuite := context.WithCancelCause(ctx)
-	go watchEnvironment(sctx, o.Provider, topo.Name, envWatchInterval, stopSuite)
-	results, testErr, err := o.runAttempts(sctx, hb, cfg, planned)
-	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
-		testErr = errors.Join(cause, testErr)
-	}
-	stopSuite(nil)
+	var results []reports.CaseResult
+	testErr := o.whileEnvironmentLives(ctx, func(ctx context.Context) (testErr error) {
+		results, testErr, err = o.runAttempts(ctx, hb, cfg, planned)
+		return testErr
+	})
 	if err != nil {
 		return res, err
 	}
@@ -295,13 +291,26 @@ func clearCases(artifacts string) error {
 	return nil
 }
 
-// suite runs the compiled suite once with cfg, in cfg.Artifacts (JUnit in
-// junit.xml there), and returns every planned test's result: one that never
-// reported is an error (notRun counts them). testErr is the suite's own
-// exit; err a failure to run or read it.
-// suiteIn runs the suite once with cfg, whose Artifacts folder may differ
-// from the run's (a selftest runs one suite per defect), and returns its
-// cases with the planned ones that never reported.
+// whileEnvironmentLives runs the suite through run with a context that
+// stops it, as on Ctrl-C, when the environment goes away under it (its
+// provider's agent killed, say: the cases could only time out), and joins
+// ErrEnvironmentGone to the suite's error then.
+func (o *Options) whileEnvironmentLives(ctx context.Context, run func(context.Context) error) error {
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go watchEnvironment(sctx, o.Provider, o.Topology.Name, envWatchInterval, stop)
+	testErr := run(sctx)
+	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
+		testErr = errors.Join(cause, testErr)
+	}
+	return testErr
+}
+
+// suiteIn runs the suite once with cfg, in cfg.Artifacts, which may differ
+// from the run's (a selftest runs one suite per defect; JUnit in junit.xml
+// there), and returns every planned test's result: one that never reported
+// is an error (notRun counts them). testErr is the suite's own exit; err a
+// failure to run or read it.
 func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []scenarios.Case) (results []reports.CaseResult, notRun int, testErr, err error) {
 	cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
 	if err != nil {
@@ -311,15 +320,9 @@ func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []s
 		return nil, 0, nil, err
 	}
 	junit := filepath.Join(cfg.Artifacts, "junit.xml")
-	// The suite stops, as on Ctrl-C, when the environment goes away under
-	// it (its provider's agent killed, say): the cases could only time out.
-	sctx, stopSuite := context.WithCancelCause(ctx)
-	go watchEnvironment(sctx, o.Provider, o.Topology.Name, envWatchInterval, stopSuite)
-	testErr = runSuite(sctx, o.BinDir, cfg.Artifacts, cfgPath, junit, o.Stdout)
-	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
-		testErr = errors.Join(cause, testErr)
-	}
-	stopSuite(nil)
+	testErr = o.whileEnvironmentLives(ctx, func(ctx context.Context) error {
+		return runSuite(ctx, o.BinDir, cfg.Artifacts, cfgPath, junit, o.Stdout)
+	})
 	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {
 		return nil, 0, testErr, err
 	}
