@@ -10,11 +10,12 @@ import "github.com/nvcf/conformance/harness/model/matrix"
 func discoveryIdentities() Scenario {
 	return Scenario{
 		ID: "discovery/identities", Layer: LayerDiscovery, Labels: []string{LabelProbe},
-		Covers:   []Requirement{DoD5, DoD6, Defect4},
-		Summary:  "WatchStargates advertises exactly the live pods' identities in every region, never a dashed IP",
-		Requires: Requirements{Discoveries: bothDiscoveries},
-		Expect:   Pass,
-		Try:      everyRegionAdvertisesLivePods,
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD5, DoD6, Defect4},
+		Summary:         "WatchStargates advertises exactly the live pods' identities in every region, never a dashed IP",
+		Requires:        Requirements{Discoveries: bothDiscoveries},
+		Expect:          Pass,
+		Try:             everyRegionAdvertisesLivePods,
 	}
 }
 
@@ -33,11 +34,12 @@ func discoverySRVDashedIP() Scenario {
 func discoveryNoDashedIdentity() Scenario {
 	return Scenario{
 		ID: "discovery/no-dashed-identity", Layer: LayerDiscovery, Labels: []string{LabelProbe},
-		Covers:   []Requirement{DoD5, Defect4},
-		Summary:  "no replica of any region advertises a dashed-IP identity or one naming no live pod (a subset suffices, so DNS-SRV discovery is held to it too)",
-		Requires: Requirements{Discoveries: bothDiscoveries},
-		Expect:   Pass,
-		Try:      noReplicaAdvertisesDeadOrDashed,
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD5, Defect4},
+		Summary:         "no replica of any region advertises a dashed-IP identity or one naming no live pod (a subset suffices, so DNS-SRV discovery is held to it too)",
+		Requires:        Requirements{Discoveries: bothDiscoveries},
+		Expect:          Pass,
+		Try:             noReplicaAdvertisesDeadOrDashed,
 	}
 }
 

@@ -124,8 +124,10 @@ func (e *Env) Eventually(ctx context.Context, what string, d time.Duration, chec
 		if err == nil {
 			return nil
 		}
-		// A check cut short by the deadline says less than the one before it.
-		if last == nil || ctx.Err() == nil {
+		// A check cut short by the deadline (or refused by a client's rate
+		// limiter because the deadline is near) says less than the one
+		// before it.
+		if last == nil || !nearDeadline(ctx) {
 			last = err
 		}
 		select {
@@ -134,6 +136,12 @@ func (e *Env) Eventually(ctx context.Context, what string, d time.Duration, chec
 		case <-tick.C:
 		}
 	}
+}
+
+// nearDeadline reports whether ctx is done or within a poll of its deadline.
+func nearDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && time.Until(dl) < time.Second
 }
 
 // NoteFault records a fault active during the case, for its report.

@@ -78,6 +78,14 @@ func fakeCatalogue() []Scenario {
 		{ID: "tls/bad-control", Layer: LayerTLS, Expect: fc, Control: "tls/broken", Try: refusedUnlessControl},
 		{ID: "tls/wrong-reason", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: timeout},
 		{ID: "tls/dirty", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: dirty},
+		// It asserts the baseline, so a broken baseline is its own failure.
+		{ID: "tls/asserts-baseline", Layer: LayerTLS, Expect: Pass, AssertsBaseline: true,
+			Try: func(_ context.Context, e *Env, _ Setting) error {
+				if e.Deployed.Cell.Workload == matrix.Mixed {
+					return reason.Wrap(reason.UnknownAuthority, errBaseline)
+				}
+				return nil
+			}},
 	}
 }
 
@@ -125,6 +133,11 @@ func TestSuiteJudgesCases(t *testing.T) {
 	got := map[string]reports.Outcome{}
 	broken, blockedCases := 0, 0
 	for _, r := range results {
+		if r.Cell == "workload=mixed,trust=bundle" && strings.HasPrefix(r.Name, "tls/asserts-baseline") {
+			require.Equal(t, reports.Fail, r.Outcome, "a scenario that asserts the baseline is not blocked by it: %s", r.Message)
+			require.Contains(t, r.Message, "unknown-authority", "its own verdict stands, with its reason")
+			continue
+		}
 		if r.Cell == "workload=mixed,trust=bundle" {
 			require.Equal(t, reports.Error, r.Outcome, "a broken baseline blocks %s instead of blaming it", r.Name)
 			require.Equal(t, blocked(errBaseline), r.Message, r.Name)
@@ -140,11 +153,12 @@ func TestSuiteJudgesCases(t *testing.T) {
 		}
 		got[r.Name] = r.Outcome
 	}
-	require.Equal(t, 11, broken, "after the first failed deployment, the cell's other cases fail at once")
+	require.Equal(t, 12, broken, "after the first failed deployment, the cell's other cases fail at once")
 	require.Equal(t, 12, blockedCases, "every test of the cell with the broken baseline is blocked")
 	cell := "[workload=statefulset,trust=bundle]"
 	require.Equal(t, map[string]reports.Outcome{
 		"tls/ok" + cell:                               reports.Pass,
+		"tls/asserts-baseline" + cell:                 reports.Pass,
 		"tls/broken" + cell:                           reports.Fail,
 		"tls/refused" + cell:                          reports.Pass,
 		"tls/refused/with-control-config" + cell:      reports.Pass,

@@ -21,10 +21,11 @@ func invocationInRegion() Scenario {
 func invocationAcrossRegions() Scenario {
 	return Scenario{
 		ID: "invocation/across-regions", Layer: LayerInvocation, Labels: []string{LabelProbe, LabelCrossRegion},
-		Covers:  []Requirement{DoD6, Defect5},
-		Summary: "a chat completion entering each remote region, which Pylon found only through watch_stargate_urls, answers 200",
-		Expect:  Pass,
-		Try:     invokesInEveryRemoteRegion,
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD6, Defect5},
+		Summary:         "a chat completion entering each remote region, which Pylon found only through watch_stargate_urls, answers 200",
+		Expect:          Pass,
+		Try:             invokesInEveryRemoteRegion,
 	}
 }
 

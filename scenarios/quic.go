@@ -71,8 +71,9 @@ func quicUnknownSNI() Scenario {
 func quicPylonTunnel() Scenario {
 	return Scenario{
 		ID: "quic/pylon-tunnel", Layer: LayerQUIC, Labels: []string{LabelPylon},
-		Covers:  []Requirement{DoD6, DoD8},
-		Summary: "the cell's Pylon holds a connected reverse tunnel through every region's QUIC relay",
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD6, DoD8},
+		Summary:         "the cell's Pylon holds a connected reverse tunnel through every region's QUIC relay",
 		// The tunnel's trust (STARGATE_TLS_CERT_PATH plus the system roots)
 		// differs per trust source, system-plus-bundle's unrelated CA included.
 		Requires: Requirements{Trusts: matrix.Trusts},

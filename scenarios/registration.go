@@ -7,21 +7,23 @@ package scenarios
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{
 		ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
-		Covers:   []Requirement{DoD1, DoD6},
-		Summary:  "the cell's Pylon holds a healthy registration with every live Stargate of every region",
-		Requires: Requirements{Discoveries: bothDiscoveries},
-		Expect:   Pass,
-		Try:      pylonRegisteredEverywhere(waitConverge),
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD1, DoD6},
+		Summary:         "the cell's Pylon holds a healthy registration with every live Stargate of every region",
+		Requires:        Requirements{Discoveries: bothDiscoveries},
+		Expect:          Pass,
+		Try:             pylonRegisteredEverywhere(waitConverge),
 	}
 }
 
 func registrationExplicitHTTPS() Scenario {
 	return Scenario{
 		ID: "registration/explicit-https", Layer: LayerRegistration, Labels: []string{LabelProbe},
-		Covers:  []Requirement{DoD4},
-		Summary: "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
-		Expect:  Pass,
-		Try:     explicitHTTPS,
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD4},
+		Summary:         "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
+		Expect:          Pass,
+		Try:             explicitHTTPS,
 	}
 }
 

@@ -108,6 +108,12 @@ type Scenario struct {
 	Control string
 	// Covers names the epic's requirements the scenario covers.
 	Covers []Requirement
+	// AssertsBaseline marks a positive scenario whose pass condition is
+	// part of the cell's baseline (every Stargate ready and discoverable,
+	// the base Pylon registered and tunnelled everywhere). A broken
+	// baseline does not block it: the break is the verdict it exists to
+	// give, with its own typed reason, when the system under test causes it.
+	AssertsBaseline bool
 	// Try performs the steps.
 	Try Try
 }

@@ -46,11 +46,12 @@ func tlsPlaintextToTLSPort() Scenario {
 func tlsPylonVerified() Scenario {
 	return Scenario{
 		ID: "tls/pylon-verified", Layer: LayerTLS, Labels: []string{LabelPylon},
-		Covers:   []Requirement{DoD1, DoD2, Defect1, Defect2},
-		Summary:  "the cell's Pylon watches and registers over verified TLS with its trust source",
-		Requires: Requirements{Trusts: matrix.Trusts, Profiles: matrix.Profiles},
-		Expect:   Pass,
-		Try:      pylonRegisteredEverywhere(waitPylon),
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD1, DoD2, Defect1, Defect2},
+		Summary:         "the cell's Pylon watches and registers over verified TLS with its trust source",
+		Requires:        Requirements{Trusts: matrix.Trusts, Profiles: matrix.Profiles},
+		Expect:          Pass,
+		Try:             pylonRegisteredEverywhere(waitPylon),
 	}
 }
 

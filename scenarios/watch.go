@@ -10,10 +10,11 @@ import (
 func watchCrossRegion() Scenario {
 	return Scenario{
 		ID: "watch/cross-region", Layer: LayerWatch, Labels: []string{LabelProbe, LabelCrossRegion},
-		Covers:  []Requirement{DoD4, DoD6, Defect5},
-		Summary: "the bootstrap region hands out each remote region's https watch URL, and watching it yields that region's Stargates",
-		Expect:  Pass,
-		Try:     crossRegionWatch,
+		AssertsBaseline: true,
+		Covers:          []Requirement{DoD4, DoD6, Defect5},
+		Summary:         "the bootstrap region hands out each remote region's https watch URL, and watching it yields that region's Stargates",
+		Expect:          Pass,
+		Try:             crossRegionWatch,
 	}
 }
 
