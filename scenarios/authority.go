@@ -47,6 +47,16 @@ func authorityNoSuchPod() Scenario {
 	}
 }
 
+func authorityNotReady() Scenario {
+	return Scenario{
+		ID: "authority/not-ready", Layer: LayerAuthority, Labels: []string{LabelProbe, LabelDeploys},
+		Covers:  []Requirement{DoD6},
+		Summary: "a registration naming a Stargate pod that runs but is not ready is refused by the router as not-ready",
+		Expect:  FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
+		Try:     registerNamingNotReady,
+	}
+}
+
 func authorityDashedIP() Scenario {
 	return Scenario{
 		ID: "authority/dashed-ip", Layer: LayerAuthority, Labels: []string{LabelProbe},

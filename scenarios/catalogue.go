@@ -23,6 +23,7 @@ func Catalogue() []Scenario {
 		authorityMissing(),
 		authorityUnknown(),
 		authorityNoSuchPod(),
+		authorityNotReady(),
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),

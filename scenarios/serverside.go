@@ -106,8 +106,8 @@ func readHeld(region string, p Pod, d Doc) (held, error) {
 }
 
 // askStargates asks every Stargate pod of every region what it holds:
-// every ready one, and every other one that answers (terminating pods and
-// pods without an IP are left out).
+// every ready one, every one of e.mustAnswer, and every other one that
+// answers (terminating pods and pods without an IP are left out).
 func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	var out []held
 	for _, r := range e.Regions() {
@@ -120,7 +120,7 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 				continue
 			}
 			d, err := e.StargateStatus(ctx, p)
-			if err != nil && !p.Ready {
+			if err != nil && !p.Ready && !slices.Contains(e.mustAnswer, r+"/"+p.Name) {
 				continue // starting or stopping: it serves nothing yet
 			}
 			if err != nil {
@@ -135,6 +135,11 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no Stargate pod with an IP in any region")
+	}
+	for _, name := range e.mustAnswer {
+		if _, ok := findHeld(out, name); !ok {
+			return nil, fmt.Errorf("the not-ready Stargate %s is gone or has no IP", name)
+		}
 	}
 	return out, nil
 }
@@ -407,8 +412,12 @@ func (e *Env) recordServerSide(rec serverRecord) {
 		if known {
 			calls = fmt.Sprintf("%d (before %d)", h.Registers, bh.Registers)
 		}
+		name := h.name()
+		if !h.Ready {
+			name += " (not ready)"
+		}
 		fmt.Fprintf(&b, "  %-28s registrations=%v tunnels=%v accepted(%s)=%d RegisterInferenceServer calls=%s\n",
-			h.name(), h.Registrations, h.Tunnels, rec.id, h.Accepted[rec.id], calls)
+			name, h.Registrations, h.Tunnels, rec.id, h.Accepted[rec.id], calls)
 	}
 	fmt.Fprintf(&b, "verdict: %s\n\n", rec.verdict)
 	if err := os.MkdirAll(e.Evidence, 0o755); err != nil {

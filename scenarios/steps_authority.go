@@ -48,6 +48,27 @@ func registerNaming(bad func(e *Env, region string, p Pod) string) Try {
 	}
 }
 
+// registerNamingNotReady registers a rogue inference server through the
+// bootstrap region's ingress while a real Stargate pod of that region runs
+// not ready beside the ready ones (WithNotReadyStargate); the :authority
+// names the not-ready pod, or, with the control's configuration, the
+// region's first ready replica. Every server-side sweep asks the not-ready
+// pod too, so a request routed to it shows on its own counters.
+func registerNamingNotReady(ctx context.Context, e *Env, s Setting) error {
+	region := e.Bootstrap()
+	return e.WithNotReadyStargate(ctx, region, func(ctx context.Context, unready Pod) error {
+		p, err := firstPod(ctx, e, region)
+		if err != nil {
+			return err
+		}
+		t := e.ingressNaming(region, p.Name)
+		if s == Faulty {
+			t.Authority = e.Identity(region, unready.Name)
+		}
+		return registerThrough(ctx, e, t, region+"/"+p.Name)
+	})
+}
+
 // registerThrough registers a rogue inference server through t and proves
 // the outcome on the server side. Accepted: the registration, and the
 // registration call, reached exactly the replica named ("region/pod") and

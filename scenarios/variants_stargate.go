@@ -2,11 +2,15 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,11 +26,7 @@ const remoteURLFlag = "--remote-stargate-url="
 // remoteURLs and labels that keep it out of every Service, runs fn with
 // the pod's name, and deletes the pod whatever fn returned. A failure to
 // start or delete the pod is a step's failure (the case is an Error).
-func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) (err error) {
-	cs, err := e.Kube(region)
-	if err != nil {
-		return stepFailed("reach region "+region, err)
-	}
+func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) error {
 	ns := e.Deployed.Namespace
 	tmpl, err := e.stargateTemplate(ctx, region)
 	if err != nil {
@@ -56,7 +56,22 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 	// A refusal at start-up ends the process, which writes it as a
 	// reason.Message to the template's terminationMessagePath; the API
 	// reports it as the terminated state's message (terminated).
-	api := cs.CoreV1().Pods(ns)
+	return e.withPod(ctx, region, pod, "Stargate variant", func(ctx context.Context) error {
+		return fn(ctx, name)
+	})
+}
+
+// withPod creates pod (which carries manifests.VariantLabel) in region (first deleting a leftover of the same
+// name and waiting for it to go), runs fn, then keeps the pod's state and
+// logs in the evidence and deletes it whatever fn returned. A failure to
+// create or delete it is a step's failure (the case is an Error).
+func (e *Env) withPod(ctx context.Context, region string, pod *corev1.Pod, what string, fn func(ctx context.Context) error) (err error) {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return stepFailed("reach region "+region, err)
+	}
+	name := pod.Name
+	api := cs.CoreV1().Pods(pod.Namespace)
 	del := func(ctx context.Context) error {
 		zero := int64(0)
 		err := api.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
@@ -66,7 +81,7 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 		return err
 	}
 	if err := del(ctx); err != nil {
-		return stepFailed("delete an old Stargate variant "+name, err)
+		return stepFailed("delete an old "+what+" "+name, err)
 	}
 	if err := e.Eventually(ctx, "old pod "+name+" gone", time.Minute, func(ctx context.Context) error {
 		if _, err := api.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -74,16 +89,17 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 		}
 		return nil
 	}); err != nil {
-		return stepFailed("wait for an old Stargate variant to go", err)
+		return stepFailed("wait for an old "+what+" to go", err)
 	}
 	if _, err := api.Create(ctx, pod, metav1.CreateOptions{FieldManager: "nvcf-harness-scenarios"}); err != nil {
-		return stepFailed(fmt.Sprintf("create Stargate variant %s in %s", name, region), err)
+		return stepFailed(fmt.Sprintf("create %s %s in %s", what, name, region), err)
 	}
 	defer func() {
-		e.keepVariant(ctx, region, variant, manifests.InstanceLabel+"="+name)
-		err = withCleanup(err, "delete Stargate variant "+name, del(context.WithoutCancel(ctx)))
+		v := pod.Labels[manifests.VariantLabel]
+		e.keepVariant(ctx, region, v, manifests.VariantLabel+"="+v)
+		err = withCleanup(err, "delete "+what+" "+name, del(context.WithoutCancel(ctx)))
 	}()
-	return fn(ctx, name)
+	return fn(ctx)
 }
 
 // stargateTemplate reads the pod template of a region's Stargate workload,
@@ -161,4 +177,104 @@ func terminated(t *corev1.ContainerStateTerminated, what string) error {
 		return reason.Wrap(reason.Unknown, fmt.Errorf("%s, without a typed termination message: %w", what, err))
 	}
 	return reason.WrapFrom(m.Reason, m.Origin, fmt.Errorf("%s: %s", what, m.Detail))
+}
+
+// notReadyName names the not-ready Stargate pod: a DNS label the identity
+// template renders, and no StatefulSet ordinal (stargate-<n>), so the
+// workload's controller never adopts it.
+const notReadyName = "stargate-not-ready"
+
+// neverReady is a readiness probe no container can pass, whatever its
+// image: an exec of a path that exists in no image.
+var neverReady = &corev1.Probe{
+	ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/conformance.nvcf/never-ready"}}},
+	PeriodSeconds: 2, FailureThreshold: 1,
+}
+
+// WithNotReadyStargate starts, in region, a real Stargate pod that is never
+// ready: the region's Stargate pod template (containers, arguments, status
+// shim) under the template's own labels, so the Stargate Service selects
+// it and its EndpointSlice lists it, with a readiness probe that can never
+// pass. Once the pod runs, answers /status and the EndpointSlice lists it
+// with ready=false (what the router reads), fn runs with it; afterwards the
+// pod must still be running and not ready, and it is deleted whatever fn
+// returned. Any of these steps failing makes the case an Error.
+func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(ctx context.Context, p Pod) error) error {
+	tmpl, err := e.stargateTemplate(ctx, region)
+	if err != nil {
+		return stepFailed("read the Stargate pod template", err)
+	}
+	lbl := maps.Clone(tmpl.Labels)
+	lbl[manifests.VariantLabel] = "not-ready"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: notReadyName, Namespace: e.Deployed.Namespace, Labels: lbl},
+		Spec:       *tmpl.Spec.DeepCopy(),
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].ReadinessProbe = neverReady
+	}
+	return e.withPod(ctx, region, pod, "not-ready Stargate", func(ctx context.Context) error {
+		var p Pod
+		if err := e.Eventually(ctx, "Stargate "+notReadyName+" running, serving /status and listed not ready", waitConverge, func(ctx context.Context) (err error) {
+			p, err = e.notReady(ctx, region)
+			return err
+		}); err != nil {
+			return stepFailed("start a not-ready Stargate in "+region, err)
+		}
+		e.mustAnswer = append(e.mustAnswer, region+"/"+p.Name)
+		defer func() { e.mustAnswer = slices.DeleteFunc(e.mustAnswer, func(n string) bool { return n == region+"/"+p.Name }) }()
+		err := fn(ctx, p)
+		if _, nerr := e.notReady(ctx, region); nerr != nil {
+			err = errors.Join(err, stepFailed("keep the not-ready Stargate running and not ready through the case", nerr))
+		}
+		return err
+	})
+}
+
+// notReady checks that the not-ready Stargate of region runs (no container
+// restarted or ended), is not ready, answers /status with the fields the
+// server-side checks read, and is listed by the Stargate Service's
+// EndpointSlices with ready=false.
+func (e *Env) notReady(ctx context.Context, region string) (Pod, error) {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return Pod{}, err
+	}
+	ns := e.Deployed.Namespace
+	kp, err := cs.CoreV1().Pods(ns).Get(ctx, notReadyName, metav1.GetOptions{})
+	if err != nil {
+		return Pod{}, err
+	}
+	p := Pod{Name: kp.Name, IP: kp.Status.PodIP, Ready: podReady(*kp)}
+	if kp.Status.Phase != corev1.PodRunning || p.IP == "" || p.Ready || len(kp.Status.ContainerStatuses) != len(kp.Spec.Containers) {
+		return p, fmt.Errorf("pod %s: phase %s, ip %q, ready %t, containers %s", p.Name, kp.Status.Phase, p.IP, p.Ready, containerStates(*kp))
+	}
+	for _, c := range kp.Status.ContainerStatuses {
+		if c.State.Running == nil || c.RestartCount > 0 {
+			return p, fmt.Errorf("pod %s: a container is not running or restarted: %s", p.Name, containerStates(*kp))
+		}
+	}
+	doc, err := e.StargateStatus(ctx, p)
+	if err != nil {
+		return p, err
+	}
+	if _, err := readHeld(region, p, doc); err != nil {
+		return p, err
+	}
+	list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + manifests.HeadlessService})
+	if err != nil {
+		return p, err
+	}
+	for _, s := range list.Items {
+		for _, ep := range s.Endpoints {
+			if ep.TargetRef == nil || ep.TargetRef.Name != p.Name {
+				continue
+			}
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				return p, fmt.Errorf("EndpointSlice %s lists pod %s as ready (%v)", s.Name, p.Name, ep.Conditions.Ready)
+			}
+			return p, nil
+		}
+	}
+	return p, fmt.Errorf("no EndpointSlice of Service %s lists pod %s", manifests.HeadlessService, p.Name)
 }
