@@ -191,6 +191,27 @@ var neverReady = &corev1.Probe{
 	PeriodSeconds: 2, FailureThreshold: 1,
 }
 
+// notReadyPod is the not-ready Stargate pod in namespace ns, from the
+// Stargate workload's pod template tmpl: the template's labels (which the
+// Services select; no pod-template-hash or controller-revision-hash, so no
+// ReplicaSet or StatefulSet adopts it) and spec, with every container's
+// readiness probe replaced by neverReady.
+func notReadyPod(tmpl *corev1.PodTemplateSpec, ns string) *corev1.Pod {
+	lbl := maps.Clone(tmpl.Labels)
+	if lbl == nil {
+		lbl = map[string]string{}
+	}
+	lbl[manifests.VariantLabel] = "not-ready"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: notReadyName, Namespace: ns, Labels: lbl},
+		Spec:       *tmpl.Spec.DeepCopy(),
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].ReadinessProbe = neverReady.DeepCopy()
+	}
+	return pod
+}
+
 // WithNotReadyStargate starts, in region, a real Stargate pod that is never
 // ready: the region's Stargate pod template (containers, arguments, status
 // shim) under the template's own labels, so the Stargate Service selects
@@ -204,16 +225,7 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 	if err != nil {
 		return stepFailed("read the Stargate pod template", err)
 	}
-	lbl := maps.Clone(tmpl.Labels)
-	lbl[manifests.VariantLabel] = "not-ready"
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: notReadyName, Namespace: e.Deployed.Namespace, Labels: lbl},
-		Spec:       *tmpl.Spec.DeepCopy(),
-	}
-	for i := range pod.Spec.Containers {
-		pod.Spec.Containers[i].ReadinessProbe = neverReady
-	}
-	return e.withPod(ctx, region, pod, "not-ready Stargate", func(ctx context.Context) error {
+	return e.withPod(ctx, region, notReadyPod(tmpl, e.Deployed.Namespace), "not-ready Stargate", func(ctx context.Context) error {
 		var p Pod
 		if err := e.Eventually(ctx, "Stargate "+notReadyName+" running, serving /status and listed not ready", waitConverge, func(ctx context.Context) (err error) {
 			p, err = e.notReady(ctx, region)
