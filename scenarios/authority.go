@@ -53,7 +53,7 @@ func authorityNotReady() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a registration naming a Stargate pod that runs but is not ready is refused by the router as not-ready",
 		Expect:  FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try:     registerNamingNotReady,
+		Try: registerNamingNotReady,
 	}
 }
 

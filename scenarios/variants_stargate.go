@@ -234,7 +234,9 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 			return stepFailed("start a not-ready Stargate in "+region, err)
 		}
 		e.mustAnswer = append(e.mustAnswer, region+"/"+p.Name)
-		defer func() { e.mustAnswer = slices.DeleteFunc(e.mustAnswer, func(n string) bool { return n == region+"/"+p.Name }) }()
+		defer func() {
+			e.mustAnswer = slices.DeleteFunc(e.mustAnswer, func(n string) bool { return n == region+"/"+p.Name })
+		}()
 		err := fn(ctx, p)
 		if _, nerr := e.notReady(ctx, region); nerr != nil {
 			err = errors.Join(err, stepFailed("keep the not-ready Stargate running and not ready through the case", nerr))
