@@ -45,6 +45,7 @@ func Catalogue() []Scenario {
 		quicUntrustedClientCert(),
 		quicWrongServerRoot(),
 		quicUnknownSNI(),
+		quicNotReady(),
 		quicPylonTunnel(),
 		// invocation.go
 		invocationInRegion(),

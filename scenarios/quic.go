@@ -68,6 +68,16 @@ func quicUnknownSNI() Scenario {
 	}
 }
 
+func quicNotReady() Scenario {
+	return Scenario{
+		ID: "quic/not-ready", Layer: LayerQUIC, Labels: []string{LabelProbe, LabelDeploys},
+		Covers:  []Requirement{DoD6},
+		Summary: "the relay refuses an SNI naming a Stargate pod that runs but is not ready",
+		Expect:  FailClosed(reason.UnknownSNI).From(reason.OriginPeer), Control: "quic/tunnel-up",
+		Try: tunnelToNotReady,
+	}
+}
+
 func quicPylonTunnel() Scenario {
 	return Scenario{
 		ID: "quic/pylon-tunnel", Layer: LayerQUIC, Labels: []string{LabelPylon},

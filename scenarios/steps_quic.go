@@ -104,6 +104,23 @@ func withUnknownSNI(e *Env, t *probe.QUICTarget) error {
 	return nil
 }
 
+// tunnelToNotReady is tunnelCase while a real Stargate pod of the
+// bootstrap region runs not ready beside the ready ones
+// (WithNotReadyStargate): the tunnel's SNI names the not-ready pod, or,
+// with the control's configuration, the registration's own replica. Every
+// server-side sweep asks the not-ready pod too.
+func tunnelToNotReady(ctx context.Context, e *Env, s Setting) error {
+	return e.WithNotReadyStargate(ctx, e.Bootstrap(), func(ctx context.Context, unready Pod) error {
+		if s == AsControl {
+			return tunnelCase(ctx, e, nil)
+		}
+		return tunnelCase(ctx, e, func(e *Env, t *probe.QUICTarget) error {
+			t.TLS.ServerName = e.Identity(e.Bootstrap(), unready.Name)
+			return nil
+		})
+	})
+}
+
 // pylonTunnelsConnected waits until the cell's Pylon holds a connected
 // reverse tunnel through every region's QUIC relay. At the deadline the
 // error carries the last reason Pylon reported (unknown-authority, say).
