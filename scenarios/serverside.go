@@ -312,18 +312,24 @@ func (e *Env) heldExactlyOn(ctx context.Context, p presence) error {
 		d = waitConverge
 	}
 	rec.window = "until it holds, at most " + e.Scale(d).String()
+	// asked is the last failure to ask, unless a sweep was cut short by
+	// the wait's deadline: that says less than the mismatch before it,
+	// which must fail the case rather than turn it into an Error.
 	var asked error
+	compared := false
 	err := e.Eventually(ctx, p.String(), d, func(ctx context.Context) error {
 		now, err := e.askStargates(ctx)
 		if err != nil {
-			asked = err
+			if !compared || !nearDeadline(ctx) {
+				asked = err
+			}
 			return err
 		}
 		want := p.on
 		if want == nil {
 			want = readyOf(now)
 		}
-		asked = nil
+		asked, compared = nil, true
 		rec.sweeps++
 		rec.last = now
 		return p.mismatch(now, want)
