@@ -15,7 +15,6 @@ import (
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/reports"
 )
 
@@ -204,7 +203,7 @@ func (r *caseRun) skipWithoutSeam(t *testing.T, observed error) {
 // pass records a passing case.
 func (r *caseRun) pass(observed error) {
 	r.result.Outcome = reports.Pass
-	r.result.Observed = string(reason.Of(observed))
+	r.result.Observed = observedReason(observed)
 	if observed != nil {
 		r.result.Message = observed.Error()
 	}
@@ -216,7 +215,7 @@ func (r *caseRun) pass(observed error) {
 func (r *caseRun) fail(ctx context.Context, t *testing.T, o reports.Outcome, msg string, observed error) {
 	t.Helper()
 	r.result.Outcome, r.result.Message = o, msg
-	r.result.Observed = string(reason.Of(observed))
+	r.result.Observed = observedReason(observed)
 	if r.env != nil {
 		if err := r.env.collect(ctx); err != nil {
 			msg += " (" + err.Error() + ")"

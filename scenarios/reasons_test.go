@@ -153,3 +153,25 @@ func TestReasonChannelProbeError(t *testing.T) {
 	require.Error(t, wrongRoot.Judge(verify(reason.Status(codes.Unavailable, reason.UnknownAuthority, reason.OriginIngress, "said the ingress"))),
 		"the same reason said by a component is not the probe's verification")
 }
+
+// An attempt that was accepted and then found on the wrong replica on the
+// server side fails a fail-closed case as accepted (no refusal, no
+// "unknown"); a refusal beside it is still judged; a step's failure
+// inside it is still found first; and the control's configuration is not
+// satisfied by it.
+func TestAcceptedElsewhereIsNoRefusal(t *testing.T) {
+	notReady := expectationOf(t, "authority/not-ready")
+	elsewhere := accepted(errors.New("server side: replicas holding a registration of x: want [region-a/stargate-0], got [region-a/stargate-not-ready]"))
+	err := notReady.Judge(elsewhere)
+	require.ErrorContains(t, err, "nothing refused it")
+	require.Empty(t, observedReason(elsewhere), "reported as accepted")
+	require.Nil(t, accepted(nil))
+	require.Error(t, expectationOf(t, "authority/routes-to-named").Judge(elsewhere), "a positive case fails on it")
+
+	refusal := reason.WrapFrom(reason.NotReady, reason.OriginRouter, errors.New("not ready"))
+	require.NoError(t, notReady.Judge(errors.Join(refusal, accepted(errors.New("x")))))
+	require.Equal(t, string(reason.NotReady), observedReason(errors.Join(refusal, accepted(errors.New("x")))))
+
+	step := accepted(stepFailed("ask every Stargate", errors.New("down")))
+	require.NotNil(t, stepFailure(step))
+}

@@ -189,6 +189,9 @@ func (e Expectation) Judge(observed error) error {
 		return fmt.Errorf("expected %s, but it succeeded: nothing refused it", e)
 	}
 	refusals := refusalsIn(observed)
+	if len(refusals) == 0 && wasAccepted(observed) {
+		return fmt.Errorf("expected %s, but nothing refused it: %w", e, observed)
+	}
 	if len(refusals) == 0 {
 		return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, reason.Unknown, observed)
 	}

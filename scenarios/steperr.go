@@ -3,6 +3,8 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 // stepError is the failure of a step the harness performs around the
@@ -51,4 +53,37 @@ func withCleanup(err error, step string, cerr error) error {
 // baseline was broken before it.
 func blocked(cause error) string {
 	return fmt.Sprintf("blocked: the cell's baseline was broken before the case ran, so it has no verdict: %v", cause)
+}
+
+// acceptedError is what the server side showed after an attempt nothing
+// refused (a registration that landed on another replica, say). It is no
+// refusal: a fail-closed case that observes it was accepted, and the
+// reports say so ("accepted"), not "unknown".
+type acceptedError struct{ err error }
+
+func (e *acceptedError) Error() string { return "accepted, but " + e.err.Error() }
+func (e *acceptedError) Unwrap() error { return e.err }
+
+// accepted marks err (nil stays nil), observed after an acceptance, as an
+// acceptedError.
+func accepted(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &acceptedError{err: err}
+}
+
+// wasAccepted reports whether err holds an acceptedError.
+func wasAccepted(err error) bool {
+	var a *acceptedError
+	return errors.As(err, &a)
+}
+
+// observedReason is the reason a case's result records: the typed reason
+// of observed, or none when it holds no refusal but an acceptance.
+func observedReason(observed error) string {
+	if wasAccepted(observed) && len(refusalsIn(observed)) == 0 {
+		return ""
+	}
+	return string(reason.Of(observed))
 }

@@ -89,7 +89,7 @@ func registerThrough(ctx context.Context, e *Env, t probe.GRPCTarget, named stri
 		return err
 	}
 	defer reg.Close()
-	return e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before})
+	return accepted(e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before}))
 }
 
 // The bad authorities of registerNaming.

@@ -73,7 +73,7 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 		}
 		return err
 	}
-	return e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before, tunnel: true})
+	return accepted(e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before, tunnel: true}))
 }
 
 // The faulty ingredients of bringTunnelUp.
