@@ -52,7 +52,7 @@ func TestQuickExitsReachTheAPI(t *testing.T) {
 	go func() {
 		done <- Run(ctx, Config{Kubeconfig: api.Kubeconfig, NodeName: "n0", Network: net, Dir: t.TempDir(),
 			Images: map[string]string{"testsrv": self}, KubeletPort: 10286, VolumeResync: time.Hour,
-			Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	}()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
