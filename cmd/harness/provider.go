@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
@@ -76,6 +77,15 @@ func (f *providerFlags) provider(images map[string]string) (clusters.Provider, e
 		return existing.New(o), nil
 	}
 	return embeddedProvider(images)
+}
+
+// stateDir is environment name's state folder on the chosen provider:
+// where a run mints its PKI and journals its faults.
+func (f *providerFlags) stateDir(name string) string {
+	if f.name == providerExisting {
+		return filepath.Join(existing.StateRoot(), name)
+	}
+	return filepath.Join(clusters.StateHome(), name)
 }
 
 // names resolves --topology/--name to environment names; with neither,
