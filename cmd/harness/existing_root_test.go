@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/nvcf/conformance/clusters/existing"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/topologies"
@@ -61,7 +62,7 @@ func TestExistingProviderOnForeignClusters(t *testing.T) {
 	topo := "../../topologies/default.yaml"
 	tp, err := topologies.Load(topo)
 	require.NoError(t, err)
-	cmd := func(args ...string) string {
+	try := func(args ...string) (string, error) {
 		t.Helper()
 		c := exec.CommandContext(ctx, harness, args...)
 		c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
@@ -69,9 +70,14 @@ func TestExistingProviderOnForeignClusters(t *testing.T) {
 		c.Stdout, c.Stderr = &out, &out
 		start := time.Now()
 		err := c.Run()
-		t.Logf("harness %s: %s\n%s", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond), tail(out.String(), 40))
+		t.Logf("harness %s: %s (%v)\n%s", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond), err, tail(out.String(), 40))
+		return out.String(), err
+	}
+	cmd := func(args ...string) string {
+		t.Helper()
+		out, err := try(args...)
 		require.NoError(t, err, "harness %v", args)
-		return out.String()
+		return out
 	}
 	t.Cleanup(func() {
 		c := exec.Command(harness, "down", "--topology", topo)
@@ -95,14 +101,29 @@ func TestExistingProviderOnForeignClusters(t *testing.T) {
 	}
 
 	before := snapshotAll(ctx, t, foreign)
+	// --keep: `down --provider existing` is what removes the harness's
+	// objects here, after the run's are checked to be in its namespaces.
 	runArgs := []string{"run", "--topology", topo, "--provider", "existing", "--kubeconfig", foreign,
-		"--context", strings.Join(contexts, ","), "--dns", dns, "--artifacts", artifacts}
+		"--context", strings.Join(contexts, ","), "--dns", dns, "--artifacts", artifacts, "--keep"}
 	sel := os.Getenv("NVCF_EXISTING_RUN")
 	if sel == "" {
 		sel = "--workload statefulset --trust bundle"
 	}
 	runArgs = append(runArgs, strings.Fields(sel)...)
-	cmd(runArgs...)
+	// A failed case fails the run; the cases say which below, after down
+	// and the diff, which must hold either way.
+	_, runErr := try(runArgs...)
+	during := snapshotAll(ctx, t, foreign)
+	ours := harnessNamespaces(during)
+	var outside []string
+	for _, d := range diffSnapshots(before, during) {
+		if !inNamespaces(d, ours) {
+			outside = append(outside, d)
+		}
+	}
+	t.Logf("after the run: %d objects; the harness's namespaces %v", len(during), ours)
+	require.NotEmpty(t, ours, "the run made no namespace of its own")
+	require.Empty(t, outside, "the run changed the clusters outside its namespaces")
 	cmd("down", "--topology", topo, "--provider", "existing")
 	after := snapshotAll(ctx, t, foreign)
 
@@ -126,6 +147,7 @@ func TestExistingProviderOnForeignClusters(t *testing.T) {
 	diff := diffSnapshots(before, after)
 	t.Logf("objects before %d, after %d; differences: %d", len(before), len(after), len(diff))
 	require.Empty(t, diff, "the clusters are not as the harness found them")
+	require.NoError(t, runErr, "harness run")
 }
 
 // renameContexts copies kubeconfig in to out with every context, cluster
@@ -178,7 +200,7 @@ func snapshotAll(ctx context.Context, t *testing.T, kubeconfig string) map[strin
 				ul, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
 				require.NoError(t, err, "context %s: list %s", name, gvr)
 				for _, o := range ul.Items {
-					out[fmt.Sprintf("%s %s %s/%s", name, gvr, o.GetNamespace(), o.GetName())] = normalize(t, o)
+					out[fmt.Sprintf("%s %s/%s %s/%s", name, l.GroupVersion, r.Name, o.GetNamespace(), o.GetName())] = normalize(t, o)
 				}
 			}
 		}
@@ -195,6 +217,34 @@ func normalize(t *testing.T, o unstructured.Unstructured) string {
 	b, err := json.Marshal(o.Object)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// harnessNamespaces are the "context namespace" pairs of a snapshot's
+// namespaces that carry the harness's label.
+func harnessNamespaces(snap map[string]string) []string {
+	var out []string
+	for k, v := range snap {
+		f := strings.Fields(k)
+		if len(f) == 3 && f[1] == "v1/namespaces" && strings.Contains(v, `"app.kubernetes.io/managed-by":"`+existing.ManagedBy+`"`) {
+			out = append(out, f[0]+" "+strings.TrimPrefix(f[2], "/"))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// inNamespaces says whether a diff line is about an object in one of the
+// namespaces (or the namespace itself).
+func inNamespaces(line string, namespaces []string) bool {
+	f := strings.Fields(line) // verb context resource ns/name
+	if len(f) < 4 {
+		return false
+	}
+	ns, name, _ := strings.Cut(strings.TrimSuffix(f[3], ":"), "/")
+	if f[2] == "v1/namespaces" {
+		ns = name
+	}
+	return slices.Contains(namespaces, f[1]+" "+ns)
 }
 
 // diffSnapshots lists the objects added, removed or changed.
