@@ -33,11 +33,12 @@ import (
 // TestExistingProviderOnForeignClusters runs `harness run --provider
 // existing` on clusters it did not create: embedded clusters brought up
 // by `harness up`, reached through a kubeconfig whose contexts are named
-// otherwise (mapped with --context). It proves the cell passes there, that
-// faults needing a network seam are skipped with the reason, and that
-// after `down --provider existing` every object of every cluster is as it
-// was before (`make e2e-existing`; about NVCF_EXISTING_RUN selects the
-// matrix, default one cell's every layer).
+// otherwise (mapped with --context). It proves the cases pass there, that
+// those needing a network seam are skipped with the reason, that the run
+// changes nothing outside its namespaces, and that after `down --provider
+// existing` every object of every cluster is as it was before. `make
+// e2e-existing` runs it; NVCF_EXISTING_RUN holds the run's selection flags
+// (default: one cell's every layer).
 func TestExistingProviderOnForeignClusters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
