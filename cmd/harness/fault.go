@@ -50,7 +50,8 @@ func faultUsage(w io.Writer) {
 	fmt.Fprintln(w, `usage: harness fault inject --kind KIND --target TARGET [--duration 30s] [--param k=v]...
        harness fault list     (faults active now, from the state folder)
        harness fault cleanup  (undo faults whose process was killed)
-       harness fault kinds    (targets and params of each kind)`)
+       harness fault kinds    (targets and params of each kind)
+--provider existing: the environment of a run on existing clusters (faults that need a network seam are refused)`)
 }
 
 // faultFlags are the flags every fault subcommand shares.
