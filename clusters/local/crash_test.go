@@ -33,8 +33,9 @@ import (
 // namespace, mount, bridge, nftables table, lo address or listening port
 // of the environment.
 //
-// It needs root and the control-plane binaries; `go test` runs
-// crashDefault iterations (the up and down kill points, once each: they
+// It needs root and the control-plane binaries; `go test` runs the bounded
+// form, crashBounded's nine kill points once each (the six of up and down,
+// one of each kind of run and fault inject: about a minute and a half, to
 // keep `make test` short), `make crashtest` the long form
 // (NVCF_CRASHTEST_ITERATIONS=60: each of the 15 points four times).
 // Knobs: NVCF_CRASHTEST_SEED repeats a run; NVCF_CRASHTEST_POINTS (comma
@@ -44,7 +45,10 @@ import (
 // 20 to 29, with the same kill points and recoveries).
 
 const (
-	crashDefault = 6
+	// crashBounded are the kill points of the bounded form, in an order
+	// that gives the run's a recovery by `up` and by `down`, and the fault
+	// inject's (both killed) the refusal and `up` before injecting again.
+	crashBounded = "up,down,run/deploy/cli,run/fault/agent,fault/both"
 	// up, down and fault inject use a one-cluster environment; run the
 	// default topology's layout, which the scenarios need.
 	crashTopology = `name: crash
@@ -111,11 +115,18 @@ func TestCrashPoints(t *testing.T) {
 	if !binaries.Ready(binaries.Options{}) {
 		t.Skip("crash test: the control-plane binaries are not in the cache; run `make binaries` first")
 	}
-	iterations := crashDefault
+	spec, iterations := os.Getenv("NVCF_CRASHTEST_POINTS"), 0
 	if v := os.Getenv("NVCF_CRASHTEST_ITERATIONS"); v != "" {
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, "NVCF_CRASHTEST_ITERATIONS")
 		iterations = n
+	} else if spec == "" {
+		spec = crashBounded
+	}
+	points, err := selectPoints(spec)
+	require.NoError(t, err)
+	if iterations == 0 {
+		iterations = len(points)
 	}
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("NVCF_CRASHTEST_SEED"); v != "" {
@@ -129,8 +140,6 @@ func TestCrashPoints(t *testing.T) {
 		require.NoError(t, err, "NVCF_CRASHTEST_OFFSET")
 		offset = n
 	}
-	points, err := selectPoints(os.Getenv("NVCF_CRASHTEST_POINTS"))
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(seed, uint64(offset)))
 	t.Logf("crash test: %d iterations from %d, seed %d (NVCF_CRASHTEST_SEED), %d kill points", iterations, offset, seed, len(points))
 
@@ -166,6 +175,7 @@ func TestCrashPoints(t *testing.T) {
 		}
 		delay := time.Duration(rng.Int64N(int64(kp.maxDelay)))
 		r := crashResult{iteration: i, point: kp, delay: delay}
+		began := time.Now()
 		if kp.cmd == "down" || kp.cmd == "fault" {
 			out, err := h.run(ctx, "up", "--topology", e.topology)
 			require.NoError(t, err, "iteration %d: up before the %s to kill:\n%s", i, kp.cmd, out)
@@ -175,7 +185,9 @@ func TestCrashPoints(t *testing.T) {
 
 		// Recovery, alternately: the command again (for up and run: up,
 		// then down; for fault: a short fault inject, then down), or
-		// straight down.
+		// straight down. A fault inject into an environment whose agent was
+		// killed must undo the killed one's fault and refuse, saying what
+		// to run; after that `up` it injects.
 		start := time.Now()
 		if kp.cmd != "down" && i%2 == 0 {
 			args := []string{"up", "--topology", e.topology}
@@ -183,6 +195,16 @@ func TestCrashPoints(t *testing.T) {
 			if kp.cmd == "fault" {
 				args = h.faultArgs(e, time.Second)
 				r.recovery = "fault"
+				if strings.Contains(r.killed, "agent") {
+					out, err := h.run(ctx, args...)
+					require.Error(t, err, "iteration %d: fault inject into an environment whose agent was killed:\n%s", i, out)
+					require.Contains(t, out, "its agent (pid ", "iteration %d: the refusal names the gone agent", i)
+					require.Contains(t, out, "harness up", "iteration %d: the refusal says what to run", i)
+					require.Empty(t, h.journaled(e), "iteration %d: the refused fault inject removes the killed one's fault", i)
+					out, err = h.run(ctx, "up", "--topology", e.topology)
+					require.NoError(t, err, "iteration %d: up after the refused fault inject:\n%s", i, out)
+					r.recovery = "up+fault"
+				}
 			}
 			out, err := h.run(ctx, args...)
 			r.took = time.Since(start)
@@ -196,6 +218,7 @@ func TestCrashPoints(t *testing.T) {
 			require.NoError(t, err, "iteration %d (%s %s after %s): the next down failed:\n%s", i, kp.cmd, kp.target, delay, out)
 		}
 		r.leftovers = h.leftovers(e)
+		r.total = time.Since(began)
 		results = append(results, r)
 		t.Log(r)
 		require.Empty(t, r.leftovers, "iteration %d: leftovers after down", i)
@@ -212,12 +235,13 @@ type crashResult struct {
 	recovery  string
 	took      time.Duration
 	leftovers []string
+	total     time.Duration // the whole iteration, kill to clean
 }
 
 func (r crashResult) String() string {
-	return fmt.Sprintf("CRASH %2d: kill %-5s of %-10s after %-6s (%s) orphans=%d; next %-5s took %-6s; leftovers after down: %d %v",
+	return fmt.Sprintf("CRASH %2d: kill %-5s of %-10s after %-6s (%s) orphans=%d; next %-5s took %-6s; leftovers after down: %d %v; iteration %s",
 		r.iteration, r.point.target, r.point.cmd, r.delay.Round(time.Millisecond), r.killed, r.orphans, r.recovery,
-		r.took.Round(10*time.Millisecond), len(r.leftovers), r.leftovers)
+		r.took.Round(10*time.Millisecond), len(r.leftovers), r.leftovers, r.total.Round(100*time.Millisecond))
 }
 
 // summarize is the report: every iteration, then per kill point the runs,
@@ -485,13 +509,34 @@ func (h *crashHarness) runAndKill(ctx context.Context, e *crashEnv, kp killPoint
 	return strings.Join(killed, "+")
 }
 
-// orphans counts marked processes of e with no agent.
+// orphans counts the provider's marked processes of e with no agent (a
+// run's suite carries the marker too, but its run stops it).
 func (h *crashHarness) orphans(e *crashEnv) int {
 	if h.agentPID(e) > 0 {
 		return 0
 	}
 	time.Sleep(200 * time.Millisecond) // the parent-death signal is asynchronous
-	return len(h.ours(e))
+	n := 0
+	for _, m := range h.ours(e) {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", m.PID)); err != nil || filepath.Dir(exe) != h.binDir || filepath.Base(exe) == "nvcf-ref" {
+			n++
+		}
+	}
+	return n
+}
+
+// journaled lists e's journaled faults.
+func (h *crashHarness) journaled(e *crashEnv) []string {
+	if _, err := os.Stat(h.envDir(e)); err != nil {
+		return nil
+	}
+	es, err := faults.List(h.envDir(e))
+	require.NoError(h.t, err)
+	var out []string
+	for _, f := range es {
+		out = append(out, fmt.Sprintf("journaled fault %s of pid %d", f.ID, f.PID))
+	}
+	return out
 }
 
 // leftovers lists what of e is still there.
@@ -501,13 +546,7 @@ func (h *crashHarness) leftovers(e *crashEnv) []string {
 		left = append(left, fmt.Sprintf("process %d %v", m.PID, m.Argv))
 	}
 	left = append(left, h.bundleProcs()...)
-	if _, err := os.Stat(h.envDir(e)); err == nil {
-		es, err := faults.List(h.envDir(e))
-		require.NoError(h.t, err)
-		for _, f := range es {
-			left = append(left, fmt.Sprintf("journaled fault %s of pid %d", f.ID, f.PID))
-		}
-	}
+	left = append(left, h.journaled(e)...)
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
 		for _, ent := range ents {
 			for _, c := range e.clusters {
