@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries ready test fuzz e2e bench gate selftest crashtest generate lint deps clean
+.PHONY: all build binaries ready test fuzz e2e e2e-existing bench gate selftest crashtest generate lint deps clean
 
 all: build
 
@@ -67,6 +67,14 @@ ready: deps
 e2e: ready
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness run --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
+
+## e2e-existing: the existing provider on foreign clusters (root): embedded clusters from `harness up`, reached
+## through renamed contexts; one cell's every layer (EXISTING_RUN="--layer tls" for less), then `down --provider
+## existing` must leave every object of every cluster as it was.
+EXISTING_RUN ?=
+e2e-existing: ready
+	NVCF_BIN=$(CURDIR)/$(BIN) NVCF_EXISTING_RUN="$(EXISTING_RUN)" \
+		$(GO) test -count=1 -timeout 20m -run '^TestExistingProviderOnForeignClusters$$' -v ./cmd/harness/
 
 BENCHFLAGS ?=
 

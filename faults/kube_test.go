@@ -102,7 +102,7 @@ func TestPodCrashKillsTheProcessBehindTheAPIsBack(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	cs := fake.NewClientset(pod("sg-0", uid))
-	_, err := Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Name: "sg-0"}}, nil)
+	_, err := Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Name: "sg-0", OnHost: true}}, nil)
 	require.NoError(t, err)
 	select {
 	case err := <-exited:
@@ -116,6 +116,12 @@ func TestPodCrashKillsTheProcessBehindTheAPIsBack(t *testing.T) {
 
 	// A pod without processes here is an error that says why.
 	cs2 := fake.NewClientset(pod("sg-9", "00000000-0000-0000-0000-000000000000"))
-	_, err = Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs2}, Namespace: "nvcf", Name: "sg-9"}}, nil)
+	_, err = Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs2}, Namespace: "nvcf", Name: "sg-9", OnHost: true}}, nil)
 	require.ErrorContains(t, err, "embedded provider")
+
+	// A provider that runs the pods elsewhere gives no seam: the fault is
+	// refused before it looks for processes, and scenarios skip on it.
+	_, err = Start(context.Background(), Fault{Action: podCrash{Cluster: Cluster{clientset: cs}, Namespace: "nvcf", Name: "sg-0"}}, nil)
+	require.ErrorIs(t, err, ErrNoSeam)
+	require.ErrorContains(t, err, "pods' processes on this host")
 }

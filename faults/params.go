@@ -203,7 +203,11 @@ func fromParams(ctx context.Context, kind Kind, target string, p *params, env Pa
 		if p.str("signal", "KILL") == "TERM" {
 			sig = syscall.SIGTERM
 		}
-		return Fault{Target: t, Action: podCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig}}, nil
+		info, err := env.info(strings.SplitN(target, "/", 2)[0])
+		if err != nil {
+			return Fault{}, err
+		}
+		return Fault{Target: t, Action: podCrash{Cluster: c, Namespace: ns, Name: name, Selector: sel, Count: count, Signal: sig, OnHost: info.Network.Pods.IsValid()}}, nil
 	case kindScale:
 		c, ns, rest, err := objectTarget(target, env, true)
 		if err != nil {

@@ -95,6 +95,7 @@ func TestFromParamsObjects(t *testing.T) {
 	f, err = FromParams(context.Background(), kindPodCrash, "region-b/nvcf", map[string]string{"selector": "app.kubernetes.io/name=stargate", "count": "2"}, testEnv)
 	require.NoError(t, err)
 	require.Equal(t, 2, f.Action.(podCrash).Count)
+	require.True(t, f.Action.(podCrash).OnHost, "the embedded provider's clusters have an address plan: their pods run here")
 
 	f, err = FromParams(context.Background(), kindDNS, "stargate.region-a.nvcf.test", map[string]string{"mode": "spoof", "addr": "198.19.101.9", "pods": "workers"}, testEnv)
 	require.NoError(t, err)

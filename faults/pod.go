@@ -76,6 +76,9 @@ type podCrash struct {
 	Signal syscall.Signal
 	// Finder locates processes (zero value: /proc and /run/netns).
 	Finder procs.Finder
+	// OnHost says the provider runs the cluster's pods as processes on
+	// this host (it gave the cluster's address plan): the crash's seam.
+	OnHost bool
 }
 
 // Kind is kindPodCrash.

@@ -6,7 +6,8 @@ import (
 )
 
 // ErrNoSeam is wrapped when a fault needs a network seam (the address plan
-// of a cluster's pods and gateway, or the environment's DNS) that the
+// of a cluster's pods and gateway, or the environment's DNS), or the pods'
+// processes on this host (a pod crash), that the
 // provider did not give: clusters the harness did not build, reached by
 // kubeconfig only. Scenarios report such a case as skipped, with the
 // reason, rather than failed.
@@ -31,6 +32,10 @@ func seamOf(a Action) error {
 	case partition:
 		if !f.A.Pods.IsValid() || !f.B.Pods.IsValid() {
 			return fmt.Errorf("%w: a partition drops traffic between two clusters' pod and load-balancer ranges on the host, and the provider gave none", ErrNoSeam)
+		}
+	case podCrash:
+		if !f.OnHost {
+			return fmt.Errorf("%w: a pod crash signals the pods' processes on this host, and the provider runs the cluster's pods elsewhere", ErrNoSeam)
 		}
 	case DNSFault:
 		for _, in := range f.Intercepts {

@@ -31,15 +31,42 @@ func (d Doc) String() string {
 	return string(b)
 }
 
-// Mentions reports whether some string value of the document contains s.
+// Mentions reports whether some string value of the document holds s as
+// a whole name: s itself, or s inside a longer value (a URL, a host:port)
+// bounded by characters a name cannot hold. So "echo-pylon" is not
+// mentioned by a document that lists only "echo-pylon-bad", nor
+// "stargate-1.sg" by "stargate-10.sg".
 func (d Doc) Mentions(s string) bool {
 	found := false
 	walk(d.v, "", func(_ string, v any, _ map[string]any) {
-		if str, ok := v.(string); ok && strings.Contains(str, s) {
+		if str, ok := v.(string); ok && holdsName(str, s) {
 			found = true
 		}
 	})
 	return found
+}
+
+// holdsName reports whether s occurs in str with no name character
+// (letter, digit, '-', '_') right before or after it.
+func holdsName(str, s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(str[i:], s)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(s)
+		if (start == 0 || !isNameByte(str[start-1])) && (end == len(str) || !isNameByte(str[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isNameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 }
 
 // Reasons lists the typed reasons the document reports: the values of

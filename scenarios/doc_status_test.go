@@ -50,6 +50,10 @@ func TestDocReadsByValue(t *testing.T) {
 	sg := doc(t, `{"role": "stargate", "stargate_id": "stargate-0", "inference_servers": [{"id": "authority-1a2b", "authority": "stargate-0.sg.region-a.nvcf.test:50071"}]}`)
 	require.True(t, sg.Mentions("authority-1a2b"))
 	require.False(t, sg.Mentions("authority-ffff"))
+	require.False(t, sg.Mentions("authority-1a"), "a prefix of an id is not the id")
+	require.True(t, d.Mentions("stargate.region-b.nvcf.test"), "a host inside a URL")
+	require.False(t, doc(t, `{"servers": ["echo-pylon-bad"]}`).Mentions("echo-pylon"), "a variant's id does not mention the base Pylon's")
+	require.False(t, doc(t, `{"id": "stargate-10.sg"}`).Mentions("stargate-1.sg"))
 }
 
 // A document that holds several refusals gives all of them, in the same

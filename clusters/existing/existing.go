@@ -84,13 +84,19 @@ func New(o Options) clusters.Provider {
 		o.Kubeconfig = filepath.Join(home, ".kube", "config")
 	}
 	if o.StateRoot == "" {
-		o.StateRoot = filepath.Join(clusters.StateHome(), "existing")
+		o.StateRoot = StateRoot()
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
 	return &provider{o: o}
 }
+
+// StateRoot is the default Options.StateRoot: clusters.StateHome()/existing,
+// apart from the embedded provider's environments of the same names. A
+// run on existing clusters keeps its PKI and fault journal in the
+// environment's folder there too.
+func StateRoot() string { return filepath.Join(clusters.StateHome(), "existing") }
 
 func (p *provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
 

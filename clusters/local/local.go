@@ -51,3 +51,8 @@ func Purge(ctx context.Context, log *slog.Logger) error {
 func Versions() (kubernetes, etcd, coredns string) {
 	return binaries.Pinned.Kubernetes, binaries.Pinned.Etcd, binaries.Pinned.CoreDNS
 }
+
+// BinariesReady reports whether the cache holds every control-plane binary
+// already (EnsureBinaries would neither download nor build): root tests
+// that bring clusters up skip without them rather than start a cold build.
+func BinariesReady() bool { return binaries.Ready(binaries.Options{}) }

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
-	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
 )
@@ -58,7 +56,7 @@ func runDown(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// A `harness fault inject` (or a run's suite) still injecting into
 		// the environment would outlive it, holding its proxies' ports: it
 		// is told to undo and exit first.
-		if stopped, err := faults.StopOwners(ctx, filepath.Join(clusters.StateHome(), n), faultOwnerGrace, nil); err != nil {
+		if stopped, err := faults.StopOwners(ctx, pf.stateDir(n), faultOwnerGrace, nil); err != nil {
 			errs = append(errs, fmt.Errorf("stop the faults of %q: %w", n, err))
 		} else if stopped > 0 {
 			fmt.Fprintf(stdout, "stopped %d process(es) injecting faults into %q\n", stopped, n)

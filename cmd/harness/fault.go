@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/existing"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/harness/model/topology"
@@ -48,13 +50,15 @@ func faultUsage(w io.Writer) {
 	fmt.Fprintln(w, `usage: harness fault inject --kind KIND --target TARGET [--duration 30s] [--param k=v]...
        harness fault list     (faults active now, from the state folder)
        harness fault cleanup  (undo faults whose process was killed)
-       harness fault kinds    (targets and params of each kind)`)
+       harness fault kinds    (targets and params of each kind)
+--provider existing: the environment of a run on existing clusters (faults that need a network seam are refused)`)
 }
 
 // faultFlags are the flags every fault subcommand shares.
 type faultFlags struct {
 	topology, state, kubeconfig, netns string
 	verbose                            bool
+	provider                           providerFlags
 }
 
 func (f *faultFlags) register(fs *flag.FlagSet) {
@@ -63,10 +67,14 @@ func (f *faultFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig with one context per cluster (default <state>/kubeconfig)")
 	fs.StringVar(&f.netns, "netns", "", "network namespace the environment's host side lives in (default: this one)")
 	fs.BoolVar(&f.verbose, "v", false, "log at debug level")
+	fs.StringVar(&f.provider.name, "provider", providerEmbedded, "where the environment's clusters come from: embedded (the default) or existing (`harness run --provider existing`, whose state folder it then uses)")
 }
 
 // resolve loads the topology (when needed) and fills the defaults.
 func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
+	if err := f.provider.check(); err != nil {
+		return nil, fmt.Errorf("fault: %w", err)
+	}
 	var t *topology.Topology
 	if needTopology || f.state == "" {
 		var err error
@@ -75,12 +83,31 @@ func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
 		}
 	}
 	if f.state == "" {
-		f.state = filepath.Join(clusters.StateHome(), t.Name)
+		f.state = f.provider.stateDir(t.Name)
 	}
 	if f.kubeconfig == "" {
 		f.kubeconfig = filepath.Join(f.state, "kubeconfig")
 	}
 	return t, nil
+}
+
+// environment is the running environment of the state folder, as its
+// provider describes it: where its clusters' networks and DNS are, or, on
+// existing clusters, that it knows none. An embedded environment that is
+// not there, beside a run on existing clusters of the same name, says to
+// pass --provider existing rather than assume the embedded provider.
+func (f *faultFlags) environment(ctx context.Context) (*clusters.Environment, error) {
+	root, name := filepath.Dir(f.state), filepath.Base(f.state)
+	if f.provider.name == providerExisting {
+		return existing.New(existing.Options{StateRoot: root}).Status(ctx, name)
+	}
+	env, err := local.New(local.Options{StateRoot: root}).Status(ctx, name)
+	if errors.Is(err, clusters.ErrNotFound) {
+		if names, _ := existing.Names(existing.Options{}); slices.Contains(names, name) {
+			return nil, fmt.Errorf("%w; environment %q runs on existing clusters (harness run --provider existing): pass --provider existing", err, name)
+		}
+	}
+	return env, err
 }
 
 func (f *faultFlags) logger(w io.Writer) *slog.Logger {
@@ -132,8 +159,7 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if len(cleaned) > 0 {
 		fmt.Fprintf(stdout, "removed %d fault(s) left by a killed run\n", len(cleaned))
 	}
-	// The environment says where its clusters' networks and DNS are.
-	running, err := local.New(local.Options{StateRoot: filepath.Dir(ff.state)}).Status(ctx, filepath.Base(ff.state))
+	running, err := ff.environment(ctx)
 	if err != nil {
 		return fmt.Errorf("fault inject: %w", err)
 	}
@@ -145,6 +171,9 @@ func runFaultInject(ctx context.Context, args []string, stdout, stderr io.Writer
 	f.Start, f.Duration = *start, *duration
 	rec := faults.NewRecorder(ff.state, log)
 	h, err := faults.Start(ctx, f, rec)
+	if errors.Is(err, faults.ErrNoSeam) {
+		return fmt.Errorf("fault inject: refused on the %s provider (a run skips such cases with this reason): %w", ff.provider.name, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
 	o.ProviderName = f.provider.name
+	o.ProviderArgs = f.provider.args()
+	o.StateDir = f.provider.stateDir(o.Topology.Name)
 	o.Provider, err = f.provider.provider(f.imageMap)
 	return err
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"net/netip"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
@@ -76,6 +79,38 @@ func (f *providerFlags) provider(images map[string]string) (clusters.Provider, e
 		return existing.New(o), nil
 	}
 	return embeddedProvider(images)
+}
+
+// args are the flags as given, for the commands a run suggests (a case's
+// repro, bringing kept clusters down); none for the embedded provider.
+func (f *providerFlags) args() []string {
+	if f.name == providerEmbedded {
+		return nil
+	}
+	a := []string{"--provider", f.name}
+	if f.kubeconfig != "" {
+		a = append(a, "--kubeconfig", f.kubeconfig)
+	}
+	if len(f.contexts) > 0 {
+		var kv []string
+		for _, c := range slices.Sorted(maps.Keys(f.contexts)) {
+			kv = append(kv, c+"="+f.contexts[c])
+		}
+		a = append(a, "--context", strings.Join(kv, ","))
+	}
+	if f.dns != "" {
+		a = append(a, "--dns", f.dns)
+	}
+	return a
+}
+
+// stateDir is environment name's state folder on the chosen provider:
+// where a run mints its PKI and journals its faults.
+func (f *providerFlags) stateDir(name string) string {
+	if f.name == providerExisting {
+		return filepath.Join(existing.StateRoot(), name)
+	}
+	return filepath.Join(clusters.StateHome(), name)
 }
 
 // names resolves --topology/--name to environment names; with neither,

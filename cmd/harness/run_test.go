@@ -35,3 +35,16 @@ func TestExitCodesTellVerdictFromHarnessFailure(t *testing.T) {
 	require.Equal(t, 2, exitCode(fmt.Errorf("run: %w: 3 never ran", harnessrun.ErrIncomplete)))
 	require.Equal(t, 2, exitCode(errors.New("bring up topology: boom")))
 }
+
+// A run on existing clusters suggests commands (a case's repro, bringing
+// kept clusters down) with the provider flags it was given; the embedded
+// provider's need none.
+func TestProviderArgsRepeatTheFlags(t *testing.T) {
+	var pf providerFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	pf.register(fs)
+	require.NoError(t, fs.Parse(nil))
+	require.Empty(t, pf.args())
+	require.NoError(t, fs.Parse([]string{"--provider", "existing", "--kubeconfig", "/k/config", "--context", "workers=w,region-a=a", "--dns", "127.0.0.88:53"}))
+	require.Equal(t, []string{"--provider", "existing", "--kubeconfig", "/k/config", "--context", "region-a=a,workers=w", "--dns", "127.0.0.88:53"}, pf.args())
+}

@@ -140,7 +140,11 @@ func (o *Options) report(start time.Time, results []reports.CaseResult) reports.
 // repro is the command that runs the case r alone and keeps the clusters
 // up for a look afterwards.
 func (o *Options) repro(r reports.CaseResult) string {
-	args := []string{filepath.Join(o.BinDir, "harness"), "run", "--topology", o.TopologyRef, "--run", shellQuote("^" + r.ID + "$")}
+	args := []string{filepath.Join(o.BinDir, "harness"), "run", "--topology", o.TopologyRef}
+	for _, a := range o.ProviderArgs {
+		args = append(args, shellQuote(a))
+	}
+	args = append(args, "--run", shellQuote("^"+r.ID+"$"))
 	if c, err := matrix.ParseCell(r.Cell); err == nil {
 		args = append(args, "--workload", string(c.Workload), "--trust", string(c.Trust))
 	}
@@ -152,6 +156,16 @@ func (o *Options) repro(r reports.CaseResult) string {
 	}
 	args = append(args, "--artifacts", shellQuote(o.Artifacts+"-repro"), "--keep")
 	return strings.Join(args, " ")
+}
+
+// downHint is the command that brings kept clusters down: on a provider
+// other than the embedded one it names it.
+func (o *Options) downHint() string {
+	hint := "harness down --topology " + o.TopologyRef
+	if len(o.ProviderArgs) >= 2 && o.ProviderArgs[0] == "--provider" {
+		hint += " --provider " + o.ProviderArgs[1]
+	}
+	return hint
 }
 
 // imagesFlag renders images as `--images` takes them.

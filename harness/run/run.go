@@ -35,6 +35,10 @@ type Options struct {
 	// ProviderName names it (embedded, existing) in the summary, the run
 	// configuration and the JUnit report.
 	ProviderName string
+	// ProviderArgs are the flags that picked and configured the provider
+	// (none for the embedded one), for the repro commands and the hint
+	// that brings kept clusters down.
+	ProviderArgs []string
 	// StateDir is the topology's state folder (the PKI is minted into
 	// StateDir/pki); empty means $XDG_STATE_HOME/nvcf-harness/<name>.
 	StateDir string
@@ -141,7 +145,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	defer func() {
 		if o.Keep || res.Reused {
-			log.Info("leaving the clusters up", "topology", topo.Name, "down", "harness down --topology "+o.TopologyRef)
+			log.Info("leaving the clusters up", "topology", topo.Name, "down", o.downHint())
 			return
 		}
 		if derr := o.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {

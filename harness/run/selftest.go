@@ -92,7 +92,7 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 	}
 	defer func() {
 		if o.Keep {
-			log.Info("leaving the clusters up", "topology", topo.Name, "down", "harness down --topology "+o.TopologyRef)
+			log.Info("leaving the clusters up", "topology", topo.Name, "down", o.downHint())
 			return
 		}
 		if derr := o.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {

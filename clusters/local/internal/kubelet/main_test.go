@@ -11,10 +11,14 @@ import (
 
 // TestMain doubles as the container image of the root tests: with
 // KUBELET_TEST_ROLE=serve the test binary is a small HTTP server that
-// reports what a container sees (files at mount paths, env, hostname).
+// reports what a container sees (files at mount paths, env, hostname);
+// with KUBELET_TEST_ROLE=exit it exits 3 at once.
 func TestMain(m *testing.M) {
 	if os.Getenv("KUBELET_TEST_ROLE") == "serve" {
 		os.Exit(serve())
+	}
+	if os.Getenv("KUBELET_TEST_ROLE") == "exit" {
+		os.Exit(3)
 	}
 	if len(os.Args) > 1 && os.Args[1] == WrapperCommand {
 		err := RunWrapper(os.Args[2:])

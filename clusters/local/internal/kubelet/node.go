@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
 )
 
 // Version is the kubelet version the node reports.
@@ -53,25 +53,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	mux := http.NewServeMux()
-	opts := []nodeutil.NodeOpt{
-		nodeutil.WithClient(vkClient{client}),
-		func(nc *nodeutil.NodeConfig) error {
-			nc.NodeSpec = nodeSpec(cfg, p.capacity)
-			nc.HTTPListenAddr = net.JoinHostPort(cfg.Network.Gateway().String(), strconv.Itoa(cfg.KubeletPort))
-			nc.NumWorkers = 4
-			nc.SkipDownwardAPIResolution = true // containerEnv resolves it, with the pod IP
-			nc.Handler = mux
-			return nil
-		},
-		nodeutil.AttachProviderRoutes(mux),
-	}
-	if cfg.TLS.enabled() {
-		opts = append(opts, nodeutil.WithTLSConfig(
-			nodeutil.WithKeyPairFromPath(cfg.TLS.CertFile, cfg.TLS.KeyFile),
-			nodeutil.WithCAFromPath(cfg.TLS.ClientCAFile),
-			func(c *tls.Config) error { c.MinVersion = tls.VersionTLS12; return nil },
-		))
-	}
+	opts := nodeOpts(cfg, p, client, mux)
 	n, err := nodeutil.NewNode(cfg.NodeName, func(nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 		return p, nil, nil
 	}, opts...)
@@ -80,7 +62,6 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	runCtx := log.WithLogger(ctx, vkLogger{l: logger.With("component", "virtual-kubelet")})
 	logger.Info("kubelet starting", "kubelet-api", cfg.TLS.enabled(), "port", cfg.KubeletPort)
-	guard.Go("kubelet: pod status repair", func() { p.repairStatuses(ctx, statusRepairInterval) })
 	err = n.Run(runCtx)
 
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -92,6 +73,57 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return nil
 }
+
+// nodeOpts configure virtual-kubelet's node for p: the client, the Node
+// object, the kubelet API on the gateway address, the pod status queue's
+// pacing (paceStatusUpdates) and, when configured, TLS.
+func nodeOpts(cfg Config, p *provider, client kubernetes.Interface, mux *http.ServeMux) []nodeutil.NodeOpt {
+	opts := []nodeutil.NodeOpt{
+		nodeutil.WithClient(vkClient{client}),
+		func(nc *nodeutil.NodeConfig) error {
+			nc.NodeSpec = nodeSpec(cfg, p.capacity)
+			nc.HTTPListenAddr = net.JoinHostPort(cfg.Network.Gateway().String(), strconv.Itoa(cfg.KubeletPort))
+			nc.NumWorkers = 4
+			nc.SkipDownwardAPIResolution = true // containerEnv resolves it, with the pod IP
+			nc.Handler = mux
+			return nil
+		},
+		nodeutil.AttachProviderRoutes(mux),
+		nodeutil.WithPodControllerConfigOverrides(paceStatusUpdates),
+	}
+	if cfg.TLS.enabled() {
+		opts = append(opts, nodeutil.WithTLSConfig(
+			nodeutil.WithKeyPairFromPath(cfg.TLS.CertFile, cfg.TLS.KeyFile),
+			nodeutil.WithCAFromPath(cfg.TLS.ClientCAFile),
+			func(c *tls.Config) error { c.MinVersion = tls.VersionTLS12; return nil },
+		))
+	}
+	return opts
+}
+
+// paceStatusUpdates gives virtual-kubelet's queue of pod status updates a
+// back-off per pod only, and no limit on retries. Its default limiter adds
+// a token bucket shared by every pod of the node (10 per second, burst
+// 100) that each enqueue pays into, whether or not anything failed. A
+// burst of pod changes (a rollout: every pod reports five or six) runs up
+// a debt of seconds, which delays each pod's next write; a pod's last
+// change, which no later notification pulls forward, then reached the API
+// seconds to a minute late: a container that exited showed as running.
+// A failed write (a conflict: the controller's lister trails its own
+// writes) still backs off, per pod, from 5 ms to at most statusRetryMax,
+// and is retried until it lands or the pod is gone instead of being
+// dropped after 20 attempts.
+func paceStatusUpdates(c *node.PodControllerConfig) error {
+	c.SyncPodStatusFromProviderRateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, statusRetryMax)
+	c.SyncPodStatusFromProviderShouldRetryFunc = func(context.Context, string, int, time.Time, error) (*time.Duration, error) {
+		return nil, nil // the limiter's back-off
+	}
+	return nil
+}
+
+// statusRetryMax bounds the back-off between attempts of one pod's status
+// write.
+const statusRetryMax = 10 * time.Second
 
 func newClient(kubeconfig, kctx string) (kubernetes.Interface, error) {
 	rc, err := clusters.RESTConfig(kubeconfig, kctx)
