@@ -35,8 +35,8 @@ import (
 //
 // It needs root and the control-plane binaries; `go test` runs the bounded
 // form, crashBounded's nine kill points once each (the six of up and down,
-// one of each kind of run and fault inject: about a minute and a half, to
-// keep `make test` short), `make crashtest` the long form
+// one of each kind of run and fault inject: about two minutes, the three
+// of run and fault inject 80 s of it, to keep `make test` short), `make crashtest` the long form
 // (NVCF_CRASHTEST_ITERATIONS=60: each of the 15 points four times).
 // Knobs: NVCF_CRASHTEST_SEED repeats a run; NVCF_CRASHTEST_POINTS (comma
 // separated names or prefixes, "run/fault" or "fault/agent") keeps some
