@@ -98,7 +98,7 @@ selftest: ready
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness selftest --artifacts $(ARTIFACTS)/selftest $(SELFTEST_ARGS)
 
-## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the summary goes to $(ARTIFACTS)/crashtest.txt.
+## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the report (every iteration, per kill point the next command's min/median/max time) goes to $(ARTIFACTS)/crashtest.txt. NVCF_CRASHTEST_OFFSET and NVCF_CRASHTEST_POINTS run it in chunks.
 crashtest: deps binaries
 	@mkdir -p $(ARTIFACTS)
 	NVCF_CRASHTEST_ITERATIONS=$${NVCF_CRASHTEST_ITERATIONS:-60} NVCF_CRASHTEST_REPORT=$(ARTIFACTS)/crashtest.txt \

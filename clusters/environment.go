@@ -20,6 +20,12 @@ type Environment struct {
 	// probes outside the clusters resolve through it, and each cluster's DNS
 	// forwards the topology's domain to it.
 	DNS netip.AddrPort `json:"dns"`
+	// ProcessEnv is what a process that acts on the environment without
+	// being the provider's (a run's scenario suite) adds to its environment
+	// variables so that the provider's down and clean-up find and stop it
+	// with the environment, also after its runner was killed: the embedded
+	// provider's marker. Empty when the provider needs none.
+	ProcessEnv []string `json:"processEnv,omitempty"`
 }
 
 // ClusterInfo describes one running cluster.

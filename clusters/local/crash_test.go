@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,17 +30,25 @@ import (
 // next command must recover, and the `down` that ends every iteration must
 // leave no process carrying the harness's marker or run from the test's
 // bin folder (CLI, suite, fault proxies), no journaled fault, no pod
-// namespace, bridge, nftables table, lo address or listening port of the
-// environment.
+// namespace, mount, bridge, nftables table, lo address or listening port
+// of the environment.
 //
-// It needs root and the control-plane binaries; `go test` runs
-// crashDefault iterations (the up and down kill points, once each: they
-// keep `make test` short), `make crashtest` the long form
+// It needs root and the control-plane binaries; `go test` runs the bounded
+// form, crashBounded's nine kill points once each (the six of up and down,
+// one of each kind of run and fault inject: about two minutes, the three
+// of run and fault inject 80 s of it, to keep `make test` short), `make crashtest` the long form
 // (NVCF_CRASHTEST_ITERATIONS=60: each of the 15 points four times).
-// NVCF_CRASHTEST_SEED repeats a run.
+// Knobs: NVCF_CRASHTEST_SEED repeats a run; NVCF_CRASHTEST_POINTS (comma
+// separated names or prefixes, "run/fault" or "fault/agent") keeps some
+// kill points only; NVCF_CRASHTEST_OFFSET starts at that iteration, so the
+// long form can run in chunks (OFFSET=20 ITERATIONS=10 are its iterations
+// 20 to 29, with the same kill points and recoveries).
 
 const (
-	crashDefault = 6
+	// crashBounded are the kill points of the bounded form, in an order
+	// that gives the run's a recovery by `up` and by `down`, and the fault
+	// inject's (both killed) the refusal and `up` before injecting again.
+	crashBounded = "up,down,run/deploy/cli,run/fault/agent,fault/both"
 	// up, down and fault inject use a one-cluster environment; run the
 	// default topology's layout, which the scenarios need.
 	crashTopology = `name: crash
@@ -106,11 +115,18 @@ func TestCrashPoints(t *testing.T) {
 	if !binaries.Ready(binaries.Options{}) {
 		t.Skip("crash test: the control-plane binaries are not in the cache; run `make binaries` first")
 	}
-	iterations := crashDefault
+	spec, iterations := os.Getenv("NVCF_CRASHTEST_POINTS"), 0
 	if v := os.Getenv("NVCF_CRASHTEST_ITERATIONS"); v != "" {
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, "NVCF_CRASHTEST_ITERATIONS")
 		iterations = n
+	} else if spec == "" {
+		spec = crashBounded
+	}
+	points, err := selectPoints(spec)
+	require.NoError(t, err)
+	if iterations == 0 {
+		iterations = len(points)
 	}
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("NVCF_CRASHTEST_SEED"); v != "" {
@@ -118,8 +134,14 @@ func TestCrashPoints(t *testing.T) {
 		require.NoError(t, err, "NVCF_CRASHTEST_SEED")
 		seed = s
 	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	t.Logf("crash test: %d iterations, seed %d (NVCF_CRASHTEST_SEED)", iterations, seed)
+	offset := 0
+	if v := os.Getenv("NVCF_CRASHTEST_OFFSET"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "NVCF_CRASHTEST_OFFSET")
+		offset = n
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(offset)))
+	t.Logf("crash test: %d iterations from %d, seed %d (NVCF_CRASHTEST_SEED), %d kill points", iterations, offset, seed, len(points))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(iterations)*4*time.Minute+10*time.Minute)
 	defer cancel()
@@ -134,24 +156,26 @@ func TestCrashPoints(t *testing.T) {
 		}
 	})
 
-	type result struct {
-		point     killPoint
-		delay     time.Duration
-		killed    string
-		orphans   int // marked processes without their agent right after the kill
-		recovery  string
-		took      time.Duration
-		leftovers []string
-	}
-	var results []result
-	for i := range iterations {
-		kp := killPoints[i%len(killPoints)]
+	var results []crashResult
+	report := os.Getenv("NVCF_CRASHTEST_REPORT")
+	// The summary is written also when an iteration fails, so that a
+	// chunk of the long form leaves what it measured.
+	defer func() {
+		sum := summarize(results, seed)
+		t.Log(sum)
+		if report != "" {
+			require.NoError(t, os.WriteFile(report, []byte(sum), 0o644))
+		}
+	}()
+	for i := offset; i < offset+iterations; i++ {
+		kp := points[i%len(points)]
 		e := small
 		if kp.isRun() {
 			e = big
 		}
 		delay := time.Duration(rng.Int64N(int64(kp.maxDelay)))
-		r := result{point: kp, delay: delay}
+		r := crashResult{iteration: i, point: kp, delay: delay}
+		began := time.Now()
 		if kp.cmd == "down" || kp.cmd == "fault" {
 			out, err := h.run(ctx, "up", "--topology", e.topology)
 			require.NoError(t, err, "iteration %d: up before the %s to kill:\n%s", i, kp.cmd, out)
@@ -161,7 +185,9 @@ func TestCrashPoints(t *testing.T) {
 
 		// Recovery, alternately: the command again (for up and run: up,
 		// then down; for fault: a short fault inject, then down), or
-		// straight down.
+		// straight down. A fault inject into an environment whose agent was
+		// killed must undo the killed one's fault and refuse, saying what
+		// to run; after that `up` it injects.
 		start := time.Now()
 		if kp.cmd != "down" && i%2 == 0 {
 			args := []string{"up", "--topology", e.topology}
@@ -169,6 +195,16 @@ func TestCrashPoints(t *testing.T) {
 			if kp.cmd == "fault" {
 				args = h.faultArgs(e, time.Second)
 				r.recovery = "fault"
+				if strings.Contains(r.killed, "agent") {
+					out, err := h.run(ctx, args...)
+					require.Error(t, err, "iteration %d: fault inject into an environment whose agent was killed:\n%s", i, out)
+					require.Contains(t, out, "its agent (pid ", "iteration %d: the refusal names the gone agent", i)
+					require.Contains(t, out, "harness up", "iteration %d: the refusal says what to run", i)
+					require.Empty(t, h.journaled(e), "iteration %d: the refused fault inject removes the killed one's fault", i)
+					out, err = h.run(ctx, "up", "--topology", e.topology)
+					require.NoError(t, err, "iteration %d: up after the refused fault inject:\n%s", i, out)
+					r.recovery = "up+fault"
+				}
 			}
 			out, err := h.run(ctx, args...)
 			r.took = time.Since(start)
@@ -182,19 +218,48 @@ func TestCrashPoints(t *testing.T) {
 			require.NoError(t, err, "iteration %d (%s %s after %s): the next down failed:\n%s", i, kp.cmd, kp.target, delay, out)
 		}
 		r.leftovers = h.leftovers(e)
+		r.total = time.Since(began)
 		results = append(results, r)
-		t.Logf("CRASH %2d: kill %-5s of %-10s after %-6s (%s) orphans=%d; next %-5s took %-6s; leftovers after down: %d %v",
-			i, kp.target, kp.cmd, delay.Round(time.Millisecond), r.killed, r.orphans, r.recovery, r.took.Round(10*time.Millisecond), len(r.leftovers), r.leftovers)
+		t.Log(r)
 		require.Empty(t, r.leftovers, "iteration %d: leftovers after down", i)
 	}
+}
 
-	// Summary per kill point.
+// crashResult is one iteration of the crash test.
+type crashResult struct {
+	iteration int
+	point     killPoint
+	delay     time.Duration
+	killed    string
+	orphans   int // marked processes without their agent right after the kill
+	recovery  string
+	took      time.Duration
+	leftovers []string
+	total     time.Duration // the whole iteration, kill to clean
+}
+
+func (r crashResult) String() string {
+	return fmt.Sprintf("CRASH %2d: kill %-5s of %-10s after %-6s (%s) orphans=%d; next %-5s took %-6s; leftovers after down: %d %v; iteration %s",
+		r.iteration, r.point.target, r.point.cmd, r.delay.Round(time.Millisecond), r.killed, r.orphans, r.recovery,
+		r.took.Round(10*time.Millisecond), len(r.leftovers), r.leftovers, r.total.Round(100*time.Millisecond))
+}
+
+// summarize is the report: every iteration, then per kill point the runs,
+// the orphans, the next command's time (min/median/max, the same command
+// again and down apart) and the leftovers.
+func summarize(results []crashResult, seed uint64) string {
 	var sum strings.Builder
 	fmt.Fprintf(&sum, "crash test summary: %d iterations, seed %d\n", len(results), seed)
-	fmt.Fprintf(&sum, "%-16s %5s %8s %16s %16s %10s\n", "kill point", "runs", "orphans", "next again (max)", "next down (max)", "leftovers")
+	for _, r := range results {
+		fmt.Fprintln(&sum, r)
+	}
+	fmt.Fprintf(&sum, "%-16s %5s %8s %-26s %-26s %10s\n", "kill point", "runs", "orphans",
+		"next again (min/med/max)", "next down (min/med/max)", "leftovers")
+	var allAgain, allDown []time.Duration
+	var allLeft int
 	for _, kp := range killPoints {
 		var runs, orphans, left int
-		var againMax, downMax time.Duration
+		var again, down []time.Duration
 		for _, r := range results {
 			if r.point != kp {
 				continue
@@ -203,18 +268,55 @@ func TestCrashPoints(t *testing.T) {
 			orphans += r.orphans
 			left += len(r.leftovers)
 			if r.recovery == "down" {
-				downMax = max(downMax, r.took)
+				down = append(down, r.took)
 			} else {
-				againMax = max(againMax, r.took)
+				again = append(again, r.took)
 			}
 		}
-		fmt.Fprintf(&sum, "%-16s %5d %8d %16s %16s %10d\n", kp.cmd+"/"+kp.target, runs, orphans,
-			againMax.Round(10*time.Millisecond), downMax.Round(10*time.Millisecond), left)
+		if runs == 0 {
+			continue
+		}
+		allAgain, allDown, allLeft = append(allAgain, again...), append(allDown, down...), allLeft+left
+		fmt.Fprintf(&sum, "%-16s %5d %8d %-26s %-26s %10d\n", kp.cmd+"/"+kp.target, runs, orphans,
+			spread(again), spread(down), left)
 	}
-	t.Log(sum.String())
-	if path := os.Getenv("NVCF_CRASHTEST_REPORT"); path != "" {
-		require.NoError(t, os.WriteFile(path, []byte(sum.String()), 0o644))
+	fmt.Fprintf(&sum, "%-16s %5d %8s %-26s %-26s %10d\n", "all", len(results), "",
+		spread(allAgain), spread(allDown), allLeft)
+	return sum.String()
+}
+
+// spread is "min/median/max" of ds, "-" when there are none.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
 	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
+	return fmt.Sprintf("%s/%s/%s", r(ds[0]), r(ds[len(ds)/2]), r(ds[len(ds)-1]))
+}
+
+// selectPoints is the kill points spec names: comma-separated names
+// ("run/fault/agent") or prefixes of them ("run/fault", "up"); all of them
+// when spec is empty.
+func selectPoints(spec string) ([]killPoint, error) {
+	if spec == "" {
+		return killPoints, nil
+	}
+	var out []killPoint
+	for _, want := range strings.Split(spec, ",") {
+		want = strings.TrimSpace(want)
+		n := len(out)
+		for _, kp := range killPoints {
+			if name := kp.cmd + "/" + kp.target; name == want || strings.HasPrefix(name, want+"/") {
+				out = append(out, kp)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("NVCF_CRASHTEST_POINTS: %q names no kill point (names are command/target, e.g. run/fault/agent)", want)
+		}
+	}
+	return out, nil
 }
 
 // buildBundle builds what `harness run` needs beside it (the CLI, the
@@ -407,13 +509,34 @@ func (h *crashHarness) runAndKill(ctx context.Context, e *crashEnv, kp killPoint
 	return strings.Join(killed, "+")
 }
 
-// orphans counts marked processes of e with no agent.
+// orphans counts the provider's marked processes of e with no agent (a
+// run's suite carries the marker too, but its run stops it).
 func (h *crashHarness) orphans(e *crashEnv) int {
 	if h.agentPID(e) > 0 {
 		return 0
 	}
 	time.Sleep(200 * time.Millisecond) // the parent-death signal is asynchronous
-	return len(h.ours(e))
+	n := 0
+	for _, m := range h.ours(e) {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", m.PID)); err != nil || filepath.Dir(exe) != h.binDir || filepath.Base(exe) == "nvcf-ref" {
+			n++
+		}
+	}
+	return n
+}
+
+// journaled lists e's journaled faults.
+func (h *crashHarness) journaled(e *crashEnv) []string {
+	if _, err := os.Stat(h.envDir(e)); err != nil {
+		return nil
+	}
+	es, err := faults.List(h.envDir(e))
+	require.NoError(h.t, err)
+	var out []string
+	for _, f := range es {
+		out = append(out, fmt.Sprintf("journaled fault %s of pid %d", f.ID, f.PID))
+	}
+	return out
 }
 
 // leftovers lists what of e is still there.
@@ -423,19 +546,31 @@ func (h *crashHarness) leftovers(e *crashEnv) []string {
 		left = append(left, fmt.Sprintf("process %d %v", m.PID, m.Argv))
 	}
 	left = append(left, h.bundleProcs()...)
-	if _, err := os.Stat(h.envDir(e)); err == nil {
-		es, err := faults.List(h.envDir(e))
-		require.NoError(h.t, err)
-		for _, f := range es {
-			left = append(left, fmt.Sprintf("journaled fault %s of pid %d", f.ID, f.PID))
-		}
-	}
+	left = append(left, h.journaled(e)...)
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
 		for _, ent := range ents {
 			for _, c := range e.clusters {
 				if strings.HasPrefix(ent.Name(), "nvcf-"+c+"-") {
 					left = append(left, "netns "+ent.Name())
 				}
+			}
+		}
+	}
+	// A namespace's bind mount can outlive its /run/netns entry, and a pod's
+	// volume mounts must never reach the host's mount namespace.
+	if data, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			fs := strings.Fields(line)
+			if len(fs) < 5 {
+				continue
+			}
+			at := fs[4]
+			ours := strings.HasPrefix(at, h.stateHome+"/")
+			for _, c := range e.clusters {
+				ours = ours || strings.HasPrefix(at, "/run/netns/nvcf-"+c+"-")
+			}
+			if ours {
+				left = append(left, "mount "+at)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
+	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
 
@@ -18,6 +19,9 @@ import (
 // load balancers from its API.
 func environment(ctx context.Context, st *state.State) (*clusters.Environment, error) {
 	env := &clusters.Environment{Name: st.Spec.Name, Kubeconfig: st.Kubeconfig}
+	if st.Marker != "" {
+		env.ProcessEnv = []string{proc.MarkerVar(st.Marker)}
+	}
 	if ap, err := netip.ParseAddrPort(st.DNS); err == nil {
 		env.DNS = ap
 	}

@@ -54,7 +54,7 @@ func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.
 		} else {
 			hb.Doing("attempt %d: running %d failed tests again in a fresh suite process", attempt, len(cfg.Only))
 		}
-		serr := o.suite(ctx, hb, cfgPath, attempt)
+		serr := o.suite(ctx, hb, cfgPath, cfg.Environment.ProcessEnv, attempt)
 		got, err := reports.LoadCases(o.Artifacts)
 		if err != nil {
 			return nil, nil, err
@@ -100,7 +100,7 @@ func rerunnable(results []reports.CaseResult) map[string]bool {
 
 // suite runs the suite once, its output in suite-output.log (attempt 1)
 // or suite-output.<n>.log, its progress lines on the terminal.
-func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, attempt int) error {
+func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, procEnv []string, attempt int) error {
 	name, junit := "suite-output.log", "suite-junit.xml"
 	if attempt > 1 {
 		name, junit = "suite-output."+strconv.Itoa(attempt)+".log", "suite-junit."+strconv.Itoa(attempt)+".xml"
@@ -110,7 +110,7 @@ func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, atte
 		return fmt.Errorf("suite output: %w", err)
 	}
 	defer f.Close()
-	return runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, filepath.Join(o.Artifacts, junit), &suiteOutput{log: f, hb: hb})
+	return runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, filepath.Join(o.Artifacts, junit), procEnv, &suiteOutput{log: f, hb: hb})
 }
 
 // report assembles the run's report: its metadata, every case with the

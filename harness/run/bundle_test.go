@@ -55,7 +55,7 @@ func TestBundleRunsWithoutGo(t *testing.T) {
 	t.Setenv("PATH", env[0])
 	junit := filepath.Join(dir, "junit.xml")
 	var log strings.Builder
-	require.NoError(t, runSuite(context.Background(), dir, dir, "", junit, &log), log.String())
+	require.NoError(t, runSuite(context.Background(), dir, dir, "", junit, nil, &log), log.String())
 	data, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.Contains(t, string(data), `name="TestScenarios"`)

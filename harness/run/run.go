@@ -325,7 +325,7 @@ func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []s
 	}
 	junit := filepath.Join(cfg.Artifacts, "junit.xml")
 	testErr = o.whileEnvironmentLives(ctx, func(ctx context.Context) error {
-		return runSuite(ctx, o.BinDir, cfg.Artifacts, cfgPath, junit, o.Stdout)
+		return runSuite(ctx, o.BinDir, cfg.Artifacts, cfgPath, junit, cfg.Environment.ProcessEnv, o.Stdout)
 	})
 	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {
 		return nil, 0, testErr, err

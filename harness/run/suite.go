@@ -67,8 +67,11 @@ func checkBundle(dir string) error {
 
 // runSuite runs the compiled suite through test2json and gotestsum, writing
 // gotestsum's JUnit (a testcase per test and step) to junit and the test
-// output, as `go test -v` prints it, to out. The suite runs in workDir.
-func runSuite(ctx context.Context, binDir, workDir, cfgPath, junit string, out io.Writer) error {
+// output, as `go test -v` prints it, to out. The suite runs in workDir,
+// with procEnv (the environment's clusters.Environment.ProcessEnv) added to
+// its variables, so that a suite whose run was killed is stopped by the
+// environment's down instead of outliving it.
+func runSuite(ctx context.Context, binDir, workDir, cfgPath, junit string, procEnv []string, out io.Writer) error {
 	bin := func(name string) string { return filepath.Join(binDir, name) }
 	args := []string{"--format", "standard-verbose", "--junitfile", junit, "--raw-command", "--",
 		bin(test2jsonBinary), "-t", "-p", suitePackage, bin(SuiteBinary), "-test.v=test2json",
@@ -82,7 +85,7 @@ func runSuite(ctx context.Context, binDir, workDir, cfgPath, junit string, out i
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
 	cmd.WaitDelay = suiteGrace
 	// gotestsum asks `go version` for JUnit unless told; there may be no Go.
-	cmd.Env = append(os.Environ(), "GOVERSION="+runtime.Version())
+	cmd.Env = append(append(os.Environ(), "GOVERSION="+runtime.Version()), procEnv...)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("scenario suite (%s): %w", bin(SuiteBinary), err)
 	}
