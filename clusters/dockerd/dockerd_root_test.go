@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,6 +22,7 @@ func TestPrivilegedContainerThroughTheShim(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: starting dockerd needs root")
 	}
+	hostlock.Exclusive(t)
 	if _, err := exec.LookPath("dockerd"); err != nil {
 		t.Skip("skipping: dockerd is not installed (hack/deps.sh docker)")
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
@@ -112,6 +114,7 @@ func TestCrashPoints(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("crash test: the embedded provider needs root; run `make crashtest` or `make test` as root")
 	}
+	hostlock.Shared(t)
 	if !binaries.Ready(binaries.Options{}) {
 		t.Skip("crash test: the control-plane binaries are not in the cache; run `make binaries` first")
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
@@ -48,6 +50,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("e2e: the embedded provider needs root (network namespaces, bridges, nftables); run `make test` as root or `sudo go test ./clusters/local/`")
 	}
+	hostlock.Shared(t)
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("e2e: the go tool is not on PATH; it builds the control-plane binaries")
 	}

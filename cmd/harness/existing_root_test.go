@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +48,7 @@ func TestExistingProviderOnForeignClusters(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("e2e: the foreign clusters are the embedded provider's, which needs root; run `make e2e-existing` as root")
 	}
+	hostlock.Shared(t)
 	if !local.BinariesReady() {
 		t.Skip("e2e: the control-plane binaries are not cached; run `make binaries` first")
 	}

@@ -9,13 +9,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// listenPair listens on one loopback port for UDP and TCP, as a DNS server
+// does. The kernel picks a free UDP port, which another process may hold
+// for TCP, so it tries a few.
+func listenPair(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var err error
+	for range 20 {
+		var pc net.PacketConn
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			break
+		}
+		var l net.Listener
+		if l, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			return pc, l
+		}
+		_ = pc.Close()
+	}
+	require.NoError(t, err, "listen on a loopback port for UDP and TCP")
+	return nil, nil
+}
+
 // realServer answers every A query with 198.18.250.1, like the external DNS.
 func realServer(t *testing.T) netip.AddrPort {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	require.NoError(t, err)
+	pc, l := listenPair(t)
 	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(r)
@@ -34,10 +52,7 @@ func realServer(t *testing.T) netip.AddrPort {
 
 func startFault(t *testing.T, cfg Config) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	require.NoError(t, err)
+	pc, l := listenPair(t)
 	cfg.UDP, cfg.TCP = pc, l
 	s, err := Start(cfg)
 	require.NoError(t, err)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 )
 
@@ -50,6 +52,7 @@ func Skip(t testing.TB) {
 			t.Skipf("%s not installed (make deps installs iproute2 and nftables); skipped", bin)
 		}
 	}
+	hostlock.Shared(t)
 }
 
 func sh(t testing.TB, args ...string) {

@@ -13,13 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 
 // rootProvider builds a provider on a real pod network (root only).
@@ -27,6 +30,7 @@ func rootProvider(t *testing.T) (*provider, *podnet.Cluster) {
 	if err := podnet.RequireRoot(); err != nil {
 		t.Skipf("skipping: pods run in real network namespaces: %v", err)
 	}
+	hostlock.Shared(t)
 	ctx := context.Background()
 	net, err := podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: 86, Name: fmt.Sprintf("kt%d", os.Getpid()%100000), StateDir: t.TempDir()})
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +42,7 @@ func TestQuickExitsReachTheAPI(t *testing.T) {
 	if err := podnet.RequireRoot(); err != nil {
 		t.Skipf("skipping: pods run in real network namespaces: %v", err)
 	}
+	hostlock.Shared(t)
 	api := apitest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	net, err := podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: 86, Name: fmt.Sprintf("ks%d", os.Getpid()%100000), StateDir: t.TempDir()})

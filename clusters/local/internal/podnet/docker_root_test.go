@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters/dockerd"
@@ -52,6 +54,8 @@ func hostNetState(t *testing.T) string {
 // the daemon puts the host back as it was.
 func TestPodsTalkWhileDockerRuns(t *testing.T) {
 	requireRoot(t)
+	// It starts a Docker daemon: no other environment or bridge beside it.
+	hostlock.Exclusive(t)
 	if _, err := exec.LookPath("dockerd"); err != nil {
 		t.Skip("skipping: dockerd is not installed (hack/deps.sh docker installs Debian's docker.io)")
 	}

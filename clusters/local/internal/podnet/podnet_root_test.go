@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netns"
 )
@@ -93,6 +95,7 @@ func roundTrip(c net.Conn) error {
 
 func TestTwoPodsOnABridgeAndAcrossClusters(t *testing.T) {
 	requireRoot(t)
+	hostlock.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -150,6 +153,7 @@ func TestTwoPodsOnABridgeAndAcrossClusters(t *testing.T) {
 
 func TestLoopbackAddresses(t *testing.T) {
 	requireRoot(t)
+	hostlock.Shared(t)
 	ctx := context.Background()
 	addr := netip.MustParseAddr("198.19.197.250")
 	require.NoError(t, AddLoopback(ctx, addr))

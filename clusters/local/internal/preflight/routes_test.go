@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nvcf/conformance/clusters/hostlock"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,6 +42,7 @@ func TestRouteOverlapInANamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a network namespace")
 	}
+	hostlock.Shared(t)
 	ns := fmt.Sprintf("nvcfpf-%d", rand.IntN(1e6))
 	ip := func(args ...string) {
 		t.Helper()
