@@ -55,17 +55,8 @@ func registerNaming(bad func(e *Env, region string, p Pod) string) Try {
 // region's first ready replica. Every server-side sweep asks the not-ready
 // pod too, so a request routed to it shows on its own counters.
 func registerNamingNotReady(ctx context.Context, e *Env, s Setting) error {
-	region := e.Bootstrap()
-	return e.WithNotReadyStargate(ctx, region, func(ctx context.Context, unready Pod) error {
-		p, err := firstPod(ctx, e, region)
-		if err != nil {
-			return err
-		}
-		t := e.ingressNaming(region, p.Name)
-		if s == Faulty {
-			t.Authority = e.Identity(region, unready.Name)
-		}
-		return registerThrough(ctx, e, t, region+"/"+p.Name)
+	return e.WithNotReadyStargate(ctx, e.Bootstrap(), func(ctx context.Context, unready Pod) error {
+		return registerNaming(func(e *Env, region string, _ Pod) string { return e.Identity(region, unready.Name) })(ctx, e, s)
 	})
 }
 
