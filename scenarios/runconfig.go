@@ -19,6 +19,10 @@ const RunConfigEnv = "NVCF_HARNESS_RUN"
 // RunConfigFile is the RunConfig's name inside the artifacts folder.
 const RunConfigFile = "run.json"
 
+// SuiteLog is the suite's structured log in the artifacts folder; the
+// attempts of one run append to it.
+const SuiteLog = "suite.log"
+
 // RunConfig is what the runner hands the suite: the environment it brought
 // up, the PKI it minted, the cells and the filter. It is a file, so a user
 // can re-run the suite by hand with `go test ./scenarios/ -args -harness.run=FILE`.

@@ -82,7 +82,7 @@ func Connect(cfg *RunConfig) (*World, error) {
 	if err := os.MkdirAll(cfg.Artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts folder: %w", err)
 	}
-	lf, err := os.OpenFile(filepath.Join(cfg.Artifacts, "suite.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	lf, err := os.OpenFile(filepath.Join(cfg.Artifacts, SuiteLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("suite log: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios"
 )
 
 // Profile is where the matrix's time went.
@@ -53,7 +54,7 @@ func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Prof
 		p.CPU = samples[len(samples)-1].cpu - samples[0].cpu
 	}
 	deploys := map[string]time.Duration{}
-	if f, err := os.Open(filepath.Join(artifacts, "suite.log")); err == nil {
+	if f, err := os.Open(filepath.Join(artifacts, scenarios.SuiteLog)); err == nil {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -193,14 +194,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		filepath.Join(o.Artifacts, reports.HTMLFile), filepath.Join(o.Artifacts, "summary.md"))
 	switch {
 	case notRun > 0 || ctx.Err() != nil:
-		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), filepath.Join(o.Artifacts, "suite.log"))
+		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), filepath.Join(o.Artifacts, scenarios.SuiteLog))
 		return res, errors.Join(err, ctx.Err(), testErr)
 	case testErr != nil:
 		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)
 	case !res.Summary.OK():
 		return res, fmt.Errorf("%w: %d failed, %d errors", ErrFailed, res.Summary.Total.Fail, res.Summary.Total.Error)
 	case res.Summary.Total.Total() == 0:
-		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, filepath.Join(o.Artifacts, "suite.log"))
+		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, filepath.Join(o.Artifacts, scenarios.SuiteLog))
 	}
 	return res, nil
 }
@@ -287,10 +288,16 @@ func Cells(workloads, trusts, discoveries string) ([]matrix.Cell, error) {
 	return cells, nil
 }
 
-// clearCases removes the case results of an earlier run in the same folder.
+// clearCases removes the case results and the suite log of an earlier run
+// in the same folder. The suite appends to its log, so that the attempts of
+// one run share it; left from an earlier run, its lines would be read as
+// this run's (harness bench counts the cell switches in it).
 func clearCases(artifacts string) error {
 	if err := os.RemoveAll(filepath.Join(artifacts, reports.CasesDir)); err != nil {
 		return fmt.Errorf("clear old case results: %w", err)
+	}
+	if err := os.Remove(filepath.Join(artifacts, scenarios.SuiteLog)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear the old suite log: %w", err)
 	}
 	return nil
 }

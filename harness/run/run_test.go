@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +13,8 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios"
 )
 
 func TestCells(t *testing.T) {
@@ -61,4 +66,29 @@ func TestRunRefusesBadInput(t *testing.T) {
 	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: t.TempDir()})
 	require.ErrorContains(t, err, "lacks scenarios.test, nvcf-ref, test2json, gotestsum; build them with `make build`")
 	require.Zero(t, p.ups, "nothing was brought up for a run that selects nothing")
+}
+
+// An earlier run's case results and suite log must not be read as this
+// run's: the log's cell switches once made harness bench count four runs.
+func TestClearCasesDropsTheEarlierRun(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, reports.CasesDir, "tls")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, scenarios.SuiteLog)
+	if err := os.WriteFile(log, []byte("msg=\"cell deployed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := clearCases(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{old, log} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s survived: %v", p, err)
+		}
+	}
+	if err := clearCases(dir); err != nil {
+		t.Errorf("clearing an empty folder: %v", err)
+	}
 }
