@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries ready test fuzz e2e e2e-existing bench gate selftest crashtest generate lint deps clean
+.PHONY: all build binaries kind-node-image ready test fuzz e2e e2e-existing bench gate selftest crashtest generate lint deps clean
 
 all: build
 
@@ -33,6 +33,11 @@ build:
 ## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane.
 binaries:
 	@./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries
+
+## kind-node-image: build the kind provider's node image offline, once, into the cache (root; no Docker daemon needed).
+kind-node-image:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness ./cmd/nvcf-pause ./cmd/nvcf-runc
+	@./hack/heartbeat.sh "building the kind node image (binaries from source, Debian root, component images)" nice -n 19 ionice -c3 ./$(BIN)/harness kind node-image
 
 # As root the tests include the embedded provider's own end-to-end test, which
 # needs the control-plane binaries; build them first so its timeout covers

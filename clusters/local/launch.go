@@ -13,7 +13,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )

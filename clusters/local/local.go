@@ -7,7 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 

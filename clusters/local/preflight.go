@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/preflight"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/state"

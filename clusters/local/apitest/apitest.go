@@ -29,7 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 )
 
 // Server is a running etcd and kube-apiserver on loopback.

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 )
 
 // Config is agent.json, written by the launcher into the state folder.

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/binaries"
+	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 )

@@ -32,21 +32,22 @@ func k8sGoMod(v Versions) string {
 	return b.String()
 }
 
-const k8sTools = `//go:build tools
+// k8sTools renders the tools.go that makes the build module require the
+// packages of cmds (e.g. "kubelet").
+func k8sTools(cmds []string) string {
+	var b strings.Builder
+	b.WriteString("//go:build tools\n\npackage k8sbuild\n\nimport (\n")
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "\t_ %q\n", "k8s.io/kubernetes/cmd/"+c)
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
 
-package k8sbuild
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-`
-
-// writeK8sModule writes go.mod and tools.go unless a go.mod naming the same
-// version is already there (go mod tidy then only completes it).
-func writeK8sModule(dir string, v Versions) error {
+// writeK8sModule writes go.mod and tools.go (requiring the packages of
+// cmds) unless a go.mod naming the same version is already there (go mod
+// tidy then only completes it).
+func writeK8sModule(dir string, v Versions, cmds []string) error {
 	gomod := filepath.Join(dir, "go.mod")
 	if data, err := os.ReadFile(gomod); err == nil && strings.Contains(string(data), "k8s.io/kubernetes "+v.Kubernetes) {
 		return nil
@@ -54,7 +55,7 @@ func writeK8sModule(dir string, v Versions) error {
 	if err := os.WriteFile(gomod, []byte(k8sGoMod(v)), 0o644); err != nil {
 		return fmt.Errorf("%w: write %s: %w", ErrBuild, gomod, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(k8sTools), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(k8sTools(cmds)), 0o644); err != nil {
 		return fmt.Errorf("%w: write tools.go: %w", ErrBuild, err)
 	}
 	return nil

@@ -31,10 +31,19 @@ type Versions struct {
 	Etcd string `json:"etcd"`
 	// CoreDNS is the github.com/coredns/coredns version.
 	CoreDNS string `json:"coredns"`
+	// Containerd is the github.com/containerd/containerd/v2 version (the
+	// kind provider's node image).
+	Containerd string `json:"containerd"`
+	// CNIPlugins is the github.com/containernetworking/plugins version
+	// (the kind provider's node image).
+	CNIPlugins string `json:"cniPlugins"`
 }
 
 // Pinned are the versions the provider is tested with.
-var Pinned = Versions{Kubernetes: "v1.37.2", Staging: "v0.37.2", Etcd: "v3.6.16", CoreDNS: "v1.14.7"}
+var Pinned = Versions{
+	Kubernetes: "v1.37.2", Staging: "v0.37.2", Etcd: "v3.6.16", CoreDNS: "v1.14.7",
+	Containerd: "v2.3.7", CNIPlugins: "v1.10.0",
+}
 
 // Set holds the absolute paths of the built binaries.
 type Set struct {

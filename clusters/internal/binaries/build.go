@@ -66,7 +66,7 @@ func runGo(ctx context.Context, o Options, what, dir string, env []string, args 
 }
 
 func buildKubernetes(ctx context.Context, o Options, c component) error {
-	if err := writeK8sModule(c.dir, o.Versions); err != nil {
+	if err := writeK8sModule(c.dir, o.Versions, binNames(c)); err != nil {
 		return err
 	}
 	if err := runGo(ctx, o, "the Kubernetes module graph", c.dir, nil, "mod", "tidy"); err != nil {
