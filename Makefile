@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries kind-node-image ready test fuzz e2e e2e-existing bench gate selftest crashtest generate lint deps clean
+.PHONY: all build binaries node-tools kind-node-image ready test fuzz e2e e2e-existing bench gate selftest crashtest generate lint deps clean
 
 all: build
 
@@ -27,6 +27,7 @@ BIN ?= bin
 ## Each step says what it compiles, and keeps saying so every 20 s (hack/heartbeat.sh).
 build:
 	@./hack/heartbeat.sh "compiling the harness and the reference components" $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	@$(MAKE) --no-print-directory node-tools
 	@./hack/heartbeat.sh "compiling the scenario suite" $(GO) test -c -o $(BIN)/scenarios.test ./scenarios
 	@./hack/heartbeat.sh "compiling test2json and gotestsum" $(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
@@ -34,9 +35,15 @@ build:
 binaries:
 	@./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries
 
+# node-tools: nvcf-pause and nvcf-runc go into the kind node image, whose
+# cache key hashes them: built without version or VCS stamps, their bytes
+# change only with their source (clusters/kind's test builds them the same way).
+node-tools:
+	$(GO) build -trimpath -buildvcs=false -o $(BIN)/ ./cmd/nvcf-pause ./cmd/nvcf-runc
+
 ## kind-node-image: build the kind provider's node image offline, once, into the cache (root; no Docker daemon needed).
-kind-node-image:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness ./cmd/nvcf-pause ./cmd/nvcf-runc
+kind-node-image: node-tools
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
 	@./hack/heartbeat.sh "building the kind node image (binaries from source, Debian root, component images)" nice -n 19 ionice -c3 ./$(BIN)/harness kind node-image
 
 # As root the tests include the embedded provider's own end-to-end test, which

@@ -17,6 +17,7 @@ package dockerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -57,13 +58,17 @@ type Config struct {
 	Pools netip.Prefix
 	// Shim is the path of the nvcf-runc shim; required only when NeedsShim.
 	Shim string
+	// Detach lets the daemon outlive this process (no parent-death
+	// signal): Start saves the host's state in Dir, and Adopt, in a later
+	// process, gets a Daemon whose Stop stops it and puts the host back.
+	Detach bool `json:"-"`
 }
 
 // Daemon is a dockerd this process started.
 type Daemon struct {
 	cfg    Config
-	cmd    *exec.Cmd
-	done   chan error
+	pid    int
+	done   chan error // the daemon's exit; nil for an adopted one
 	before hostState
 
 	stopOnce sync.Once
@@ -77,7 +82,7 @@ func (d *Daemon) Socket() string { return filepath.Join(d.cfg.Dir, "docker.sock"
 func (d *Daemon) Host() string { return "unix://" + d.Socket() }
 
 // Pid is the daemon's process id.
-func (d *Daemon) Pid() int { return d.cmd.Process.Pid }
+func (d *Daemon) Pid() int { return d.pid }
 
 // NeedsShim reports whether this process's capability bounding set lacks
 // CAP_SYS_RESOURCE, which runc hands to privileged containers.
@@ -185,12 +190,18 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a Ctrl-C of the terminal reaches the
 	// harness only; the parent-death signal takes it along with a killed
-	// harness.
+	// harness, unless it is to outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if cfg.Detach {
+		cmd.SysProcAttr.Pdeathsig = 0
+		if err := saveState(cfg, before); err != nil {
+			return nil, err
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start dockerd: %w", err)
 	}
-	d := &Daemon{cfg: cfg, cmd: cmd, done: make(chan error, 1), before: before}
+	d := &Daemon{cfg: cfg, pid: cmd.Process.Pid, done: make(chan error, 1), before: before}
 	go func() { d.done <- cmd.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for !Answers(ctx, d.Socket()) {
@@ -216,14 +227,92 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 // Later calls return the first one's result.
 func (d *Daemon) Stop(ctx context.Context) error {
 	d.stopOnce.Do(func() {
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.done:
-		case <-time.After(30 * time.Second):
-			_ = d.cmd.Process.Kill()
-			<-d.done
+		switch {
+		case d.pid <= 0:
+			// An adopted daemon that had exited already: only the host
+			// is left to put back. (Never signal pid -1 or 0.)
+		case d.done == nil:
+			_ = syscall.Kill(d.pid, syscall.SIGTERM)
+			d.stopErr = waitGone(d.pid)
+		default:
+			_ = syscall.Kill(d.pid, syscall.SIGTERM)
+			select {
+			case <-d.done:
+			case <-time.After(30 * time.Second):
+				_ = syscall.Kill(d.pid, syscall.SIGKILL)
+				<-d.done
+			}
 		}
-		d.stopErr = d.restore(ctx)
+		d.stopErr = errors.Join(d.stopErr, d.restore(ctx))
+		if d.stopErr == nil {
+			_ = os.Remove(statePath(d.cfg.Dir))
+		}
 	})
 	return d.stopErr
+}
+
+// waitGone waits for a process that is not our child to exit: SIGTERM has
+// been sent, SIGKILL follows after 30 s.
+func waitGone(pid int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	killed := false
+	for syscall.Kill(pid, 0) == nil {
+		if !killed && time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed, deadline = true, time.Now().Add(10*time.Second)
+		} else if killed && time.Now().After(deadline) {
+			return fmt.Errorf("dockerd pid %d did not exit after SIGKILL", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// detached is what Start saves beside a detached daemon.
+type detached struct {
+	Config Config    `json:"config"`
+	Before hostState `json:"before"`
+}
+
+func statePath(dir string) string { return filepath.Join(dir, "host-before.json") }
+
+func saveState(cfg Config, before hostState) error {
+	b, err := json.MarshalIndent(detached{Config: cfg, Before: before}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(statePath(cfg.Dir), b, 0o600)
+}
+
+// Adopt returns the detached daemon that Start left running in dir, for
+// Stop; ErrNotFound (wrapped) when dir holds none. A daemon that died
+// meanwhile is adopted too: its Stop only puts the host back.
+func Adopt(dir string) (*Daemon, error) {
+	b, err := os.ReadFile(statePath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no detached Docker daemon in %s: %w", dir, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st detached
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath(dir), err)
+	}
+	d := &Daemon{cfg: st.Config, before: st.Before, pid: -1}
+	if p, err := os.ReadFile(filepath.Join(dir, "docker.pid")); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(p))); err == nil && pid > 0 && isDockerd(pid) {
+			d.pid = pid
+		}
+	}
+	return d, nil
+}
+
+// ErrNotFound is wrapped by Adopt when there is no daemon to adopt.
+var ErrNotFound = errors.New("no detached daemon")
+
+// isDockerd reports whether pid runs dockerd (a reused pid does not).
+func isDockerd(pid int) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && filepath.Base(exe) == "dockerd"
 }

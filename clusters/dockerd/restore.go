@@ -12,12 +12,13 @@ import (
 )
 
 // hostState is what Docker changes on the host and Stop puts back.
+// It is saved beside a detached daemon, for the process that stops it.
 type hostState struct {
-	forwarding map[string]string // /proc/sys/net/ipv4/conf/<if>/forwarding (and ip_forward as "ip_forward")
-	bridgeNF   map[string]string // /proc/sys/net/bridge/bridge-nf-call-*
-	policy     map[string]string // table/chain → policy, e.g. "filter/FORWARD" → "ACCEPT"
-	tables     map[string]bool   // "ip filter", "ip6 nat", … that existed
-	trustKey   bool              // /etc/docker/key.json existed (dockerd 20.10 writes one there)
+	Forwarding map[string]string `json:"forwarding"` // /proc/sys/net/ipv4/conf/<if>/forwarding (and ip_forward as "ip_forward")
+	BridgeNF   map[string]string `json:"bridgeNF"`   // /proc/sys/net/bridge/bridge-nf-call-*
+	Policy     map[string]string `json:"policy"`     // table/chain → policy, e.g. "filter/FORWARD" → "ACCEPT"
+	Tables     map[string]bool   `json:"tables"`     // "ip filter", "ip6 nat", … that existed
+	TrustKey   bool              `json:"trustKey"`   // /etc/docker/key.json existed (dockerd 20.10 writes one there)
 }
 
 const trustKey = "/etc/docker/key.json"
@@ -28,21 +29,21 @@ var builtinChains = map[string][]string{
 }
 
 func snapshot(ctx context.Context) (hostState, error) {
-	s := hostState{forwarding: map[string]string{}, bridgeNF: map[string]string{}, policy: map[string]string{}, tables: map[string]bool{}}
-	s.forwarding["ip_forward"] = readSysctl("/proc/sys/net/ipv4/ip_forward")
+	s := hostState{Forwarding: map[string]string{}, BridgeNF: map[string]string{}, Policy: map[string]string{}, Tables: map[string]bool{}}
+	s.Forwarding["ip_forward"] = readSysctl("/proc/sys/net/ipv4/ip_forward")
 	ifs, _ := filepath.Glob("/proc/sys/net/ipv4/conf/*/forwarding")
 	for _, f := range ifs {
-		s.forwarding[f] = readSysctl(f)
+		s.Forwarding[f] = readSysctl(f)
 	}
 	nf, _ := filepath.Glob("/proc/sys/net/bridge/bridge-nf-call-*")
 	for _, f := range nf {
-		s.bridgeNF[f] = readSysctl(f)
+		s.BridgeNF[f] = readSysctl(f)
 	}
 	for _, t := range nftTables(ctx) {
-		s.tables[t] = true
+		s.Tables[t] = true
 	}
 	_, err := os.Stat(trustKey)
-	s.trustKey = err == nil
+	s.TrustKey = err == nil
 	for table := range builtinChains {
 		out, err := ipt(ctx, "iptables", "-t", table, "-S")
 		if err != nil {
@@ -50,7 +51,7 @@ func snapshot(ctx context.Context) (hostState, error) {
 		}
 		for _, line := range strings.Split(out, "\n") {
 			if f := strings.Fields(line); len(f) == 3 && f[0] == "-P" {
-				s.policy[table+"/"+f[1]] = f[2]
+				s.Policy[table+"/"+f[1]] = f[2]
 			}
 		}
 	}
@@ -73,15 +74,15 @@ func (d *Daemon) restore(ctx context.Context) error {
 			errs = append(errs, removeDockerRules(ctx, cmd, table, d.cfg.Bridge.Masked().String()))
 		}
 	}
-	for key, policy := range d.before.policy {
+	for key, policy := range d.before.Policy {
 		table, chain, _ := strings.Cut(key, "/")
 		if _, err := ipt(ctx, "iptables", "-t", table, "-P", chain, policy); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	// ip_forward first: writing it sets every interface's forwarding.
-	errs = append(errs, writeSysctl("/proc/sys/net/ipv4/ip_forward", d.before.forwarding["ip_forward"]))
-	for f, v := range d.before.forwarding {
+	errs = append(errs, writeSysctl("/proc/sys/net/ipv4/ip_forward", d.before.Forwarding["ip_forward"]))
+	for f, v := range d.before.Forwarding {
 		if f != "ip_forward" {
 			if _, err := os.Stat(f); err == nil {
 				errs = append(errs, writeSysctl(f, v))
@@ -90,18 +91,18 @@ func (d *Daemon) restore(ctx context.Context) error {
 	}
 	// Interfaces made meanwhile by others (a provider's bridge) keep
 	// forwarding on: they asked for it per interface.
-	for f, v := range d.before.bridgeNF {
+	for f, v := range d.before.BridgeNF {
 		errs = append(errs, writeSysctl(f, v))
 	}
 	for _, t := range nftTables(ctx) {
-		if !d.before.tables[t] && EmptyTable(ctx, t) {
+		if !d.before.Tables[t] && EmptyTable(ctx, t) {
 			fam, name, _ := strings.Cut(t, " ")
 			if out, err := exec.CommandContext(ctx, "nft", "delete", "table", fam, name).CombinedOutput(); err != nil {
 				errs = append(errs, fmt.Errorf("nft delete table %s: %w: %s", t, err, out))
 			}
 		}
 	}
-	if !d.before.trustKey {
+	if !d.before.TrustKey {
 		errs = append(errs, removeIfExists(trustKey))
 	}
 	return errors.Join(errs...)

@@ -75,6 +75,9 @@ func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
 	if err := f.provider.check(); err != nil {
 		return nil, fmt.Errorf("fault: %w", err)
 	}
+	if f.provider.name == providerKind {
+		return nil, fmt.Errorf("fault: the kind provider has no fault seams yet; faults run on --provider embedded or existing")
+	}
 	var t *topology.Topology
 	if needTopology || f.state == "" {
 		var err error

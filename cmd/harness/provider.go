@@ -11,7 +11,9 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/existing"
+	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
+	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
 )
 
@@ -19,6 +21,7 @@ import (
 const (
 	providerEmbedded = "embedded"
 	providerExisting = "existing"
+	providerKind     = "kind"
 )
 
 // providerFlags are the flags that pick and configure the provider, the
@@ -32,7 +35,7 @@ type providerFlags struct {
 
 func (f *providerFlags) register(fs *flag.FlagSet) {
 	f.contexts = contextMap{}
-	fs.StringVar(&f.name, "provider", providerEmbedded, "where the clusters come from: embedded (built here, the default) or existing (kubeconfig contexts)")
+	fs.StringVar(&f.name, "provider", providerEmbedded, "where the clusters come from: embedded (built here, the default), existing (kubeconfig contexts) or kind (kind clusters in Docker from a node image built here; up, status and down only)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "existing: the kubeconfig holding the clusters' contexts (default $KUBECONFIG, else ~/.kube/config)")
 	fs.Var(f.contexts, "context", "existing: `CLUSTER=CONTEXT`, the context of a topology cluster (default: the topology's context, else the cluster's name); comma-separated or repeated")
 	fs.StringVar(&f.dns, "dns", "", "existing: `ADDR:PORT` of a DNS server answering the load balancers' external names for the probes (default: the host's resolver)")
@@ -41,13 +44,13 @@ func (f *providerFlags) register(fs *flag.FlagSet) {
 // check rejects an unknown provider and flags that the chosen one ignores.
 func (f *providerFlags) check() error {
 	switch f.name {
-	case providerEmbedded:
+	case providerEmbedded, providerKind:
 		if f.kubeconfig != "" || len(f.contexts) > 0 || f.dns != "" {
-			return fmt.Errorf("--kubeconfig, --context and --dns are for --provider existing; the embedded provider makes its own")
+			return fmt.Errorf("--kubeconfig, --context and --dns are for --provider existing; the %s provider makes its own", f.name)
 		}
 	case providerExisting:
 	default:
-		return fmt.Errorf("--provider %q: want embedded or existing", f.name)
+		return fmt.Errorf("--provider %q: want embedded, existing or kind", f.name)
 	}
 	return nil
 }
@@ -66,6 +69,13 @@ func (f *providerFlags) preflight(spec *clusters.Spec, disks ...local.Disk) erro
 func (f *providerFlags) provider(images map[string]string) (clusters.Provider, error) {
 	if err := f.check(); err != nil {
 		return nil, err
+	}
+	if f.name == providerKind {
+		bin, err := harnessrun.BinDir()
+		if err != nil {
+			return nil, err
+		}
+		return kind.New(kind.Options{BinDir: bin}), nil
 	}
 	if f.name == providerExisting {
 		o := existing.Options{Kubeconfig: f.kubeconfig, Contexts: f.contexts}
@@ -107,8 +117,11 @@ func (f *providerFlags) args() []string {
 // stateDir is environment name's state folder on the chosen provider:
 // where a run mints its PKI and journals its faults.
 func (f *providerFlags) stateDir(name string) string {
-	if f.name == providerExisting {
+	switch f.name {
+	case providerExisting:
 		return filepath.Join(existing.StateRoot(), name)
+	case providerKind:
+		return filepath.Join(kind.StateRoot(), name)
 	}
 	return filepath.Join(clusters.StateHome(), name)
 }
@@ -126,8 +139,11 @@ func (f *providerFlags) names(topo, name string) ([]string, error) {
 		}
 		return []string{t.Name}, nil
 	}
-	if f.name == providerExisting {
+	switch f.name {
+	case providerExisting:
 		return existing.Names(existing.Options{})
+	case providerKind:
+		return kind.Names(kind.Options{})
 	}
 	return local.Names(local.Options{})
 }

@@ -61,7 +61,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, c := range env.Clusters {
 		fmt.Fprintf(stdout, "context %-12s %s\n", c.Context, c.APIServer)
 	}
-	fmt.Fprintf(stdout, "external DNS: %s\n", env.DNS)
+	if env.DNS.IsValid() {
+		fmt.Fprintf(stdout, "external DNS: %s\n", env.DNS)
+	}
 	fmt.Fprintf(stdout, "try: kubectl --kubeconfig %s --context %s get pods -A\n", env.Kubeconfig, env.Clusters[0].Context)
 	return nil
 }

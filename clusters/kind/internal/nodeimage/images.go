@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -262,4 +263,36 @@ func tarDir(dir, p string) error {
 		return err
 	}
 	return os.Rename(p+".partial", p)
+}
+
+// WriteBinaryImage writes an OCI archive at p of a one-layer image named
+// ref that holds the static binary bin as its entrypoint, /bin/NAME: how
+// tests put a program of their own on kind nodes (ctr images import).
+func WriteBinaryImage(p, ref, bin string) error {
+	if !static(bin) {
+		return fmt.Errorf("%s is not a static binary (build it with CGO_ENABLED=0)", bin)
+	}
+	l := newLayer()
+	target := "/bin/" + filepath.Base(bin)
+	l.file(target, bin, 0o755)
+	la, err := tarLayer(l)
+	if err != nil {
+		return err
+	}
+	img, err := mutate.AppendLayers(empty.Image, la)
+	if err != nil {
+		return err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.Config.Entrypoint = []string{target}
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return err
+	}
+	_, tag, _ := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
+	return writeOCIArchive(p, ref, tag, img)
 }

@@ -166,7 +166,7 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	}
 	img := Image{Ref: "nvcf.local/kind-node:" + binaries.Pinned.Kubernetes + "-" + key, Archive: filepath.Join(dir, "node.tar"), Images: refs, Key: key}
 	fmt.Fprintf(o.Progress, "assembling the node image %s…\n", img.Ref)
-	if err := writeNodeImage(o, node, cp, rootTar, imagesDir, img); err != nil {
+	if err := writeNodeImage(o, node, rootTar, imagesDir, img); err != nil {
 		return nil, err
 	}
 	img.BuildSeconds = time.Since(start).Seconds()
@@ -175,7 +175,19 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "node image %s built in %s (%s)\n", img.Ref, time.Since(start).Round(time.Second), img.Archive)
+	prune(o.CacheDir, dir)
 	return &img, nil
+}
+
+// prune removes the node images of other inputs from the cache (each is
+// about 400 MB); Docker keeps its own copy of one that was loaded.
+func prune(cacheDir, keep string) {
+	old, _ := filepath.Glob(filepath.Join(cacheDir, "kind-node-*"))
+	for _, d := range old {
+		if d != keep {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // components are the images inside the node image.
@@ -262,7 +274,7 @@ var masked = []string{
 }
 
 // nodeLayer is what goes on top of the Debian root.
-func nodeLayer(o Options, node *binaries.NodeSet, cp *binaries.Set, imagesDir string) (*layer, error) {
+func nodeLayer(o Options, node *binaries.NodeSet, imagesDir string) (*layer, error) {
 	l := newLayer()
 	for p, src := range map[string]string{
 		"/usr/bin/kubelet": node.Kubelet, "/usr/bin/kubeadm": node.Kubeadm, "/usr/bin/kubectl": node.Kubectl,
@@ -291,6 +303,7 @@ func nodeLayer(o Options, node *binaries.NodeSet, cp *binaries.Set, imagesDir st
 	l.content("/etc/default/kubelet", file("kubelet.default"), 0o644)
 	l.content("/etc/crictl.yaml", []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644)
 	l.content("/kind/version", []byte(binaries.Pinned.Kubernetes+"\n"), 0o644)
+	l.content("/kind/manifests/default-storage.yaml", file("default-storage.yaml"), 0o644)
 	l.dir("/etc/kubernetes/manifests", 0o755)
 	l.dir("/etc/cni/net.d", 0o755)
 	ents, err := os.ReadDir(imagesDir)
@@ -303,8 +316,8 @@ func nodeLayer(o Options, node *binaries.NodeSet, cp *binaries.Set, imagesDir st
 	return l, nil
 }
 
-func writeNodeImage(o Options, node *binaries.NodeSet, cp *binaries.Set, rootTar, imagesDir string, img Image) error {
-	top, err := nodeLayer(o, node, cp, imagesDir)
+func writeNodeImage(o Options, node *binaries.NodeSet, rootTar, imagesDir string, img Image) error {
+	top, err := nodeLayer(o, node, imagesDir)
 	if err != nil {
 		return err
 	}
