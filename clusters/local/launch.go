@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )

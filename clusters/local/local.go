@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/podnet"
 )
 
