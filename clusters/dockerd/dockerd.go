@@ -9,6 +9,11 @@
 // of the embedded provider's address plan (198.18.10-99.0/24 pods,
 // 198.19.10-189.0/24 services and load balancers).
 //
+// A daemon started with Config.Detach outlives the process that started it
+// (the kind provider's `up`); Start saves the host's state beside it, and
+// Adopt, in a later process (its `down`), returns a Daemon whose Stop puts
+// the host back.
+//
 // Where the machine's capability bounding set lacks CAP_SYS_RESOURCE,
 // runc cannot start a privileged container ("unable to apply caps"); the
 // daemon then runs every container through the shim (cmd/nvcf-runc), which
