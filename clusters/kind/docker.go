@@ -173,3 +173,20 @@ func parseBytes(s string) (int64, error) {
 	}
 	return 0, fmt.Errorf("docker stats: unknown size %q", s)
 }
+
+// importInto imports an image archive into a node's containerd, in the
+// kubelet's namespace.
+func importInto(ctx context.Context, host, node, archive string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, "docker", "exec", "-i", node, "ctr", "--namespace=k8s.io", "images", "import", "--all-platforms", "--local", "-")
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host)
+	cmd.Stdin = f
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("import %s into node %s: %w: %s", archive, node, err, out)
+	}
+	return nil
+}

@@ -42,7 +42,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 		t.Skipf("skipping: %v (make kind-node-image builds it, once)", err)
 	}
 	p := New(Options{StateRoot: t.TempDir(), BinDir: bin}).(*provider)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if p.findDocker(ctx) == "" {
 		if h := os.Getenv("DOCKER_HOST"); h != "" {
@@ -86,6 +86,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 
 	host := p.findDocker(ctx)
 	require.NotEmpty(t, host)
+	require.NoError(t, p.ImportArchive(ctx, spec.Name, archive))
 	for i, c := range env.Clusters {
 		t.Run(c.Name, func(t *testing.T) {
 			cs, err := clusters.Client(env.Kubeconfig, c.Context)
@@ -96,7 +97,6 @@ func TestKindClustersUpAndDown(t *testing.T) {
 			for _, n := range nl.Items {
 				require.True(t, nodeReady(n), "node %s Ready", n.Name)
 				require.Equal(t, "v1.37.2", n.Status.NodeInfo.KubeletVersion)
-				require.NoError(t, importInto(ctx, host, n.Name, archive))
 			}
 			pods := startPodnet(ctx, t, cs, nl.Items, podnetImage)
 			a, b := pods[0], pods[1]
@@ -161,23 +161,6 @@ func nodeReady(n corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// importInto imports an OCI archive into a node's containerd (the
-// kubelet's namespace).
-func importInto(ctx context.Context, host, node, archive string) error {
-	f, err := os.Open(archive)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, "docker", "exec", "-i", node, "ctr", "--namespace=k8s.io", "images", "import", "--all-platforms", "-")
-	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host)
-	cmd.Stdin = f
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("import into %s: %w: %s", node, err, out)
-	}
-	return nil
 }
 
 // startPodnet runs the podnet pod on every node (the control plane's

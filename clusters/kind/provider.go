@@ -169,6 +169,16 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	}
 	st := state{Spec: spec, Hashes: map[string]string{}, Image: img.Ref}
 	env := clusters.Environment{Name: spec.Name, Kubeconfig: filepath.Join(p.dir(spec.Name), "kubeconfig"), Clusters: make([]clusters.ClusterInfo, len(spec.Clusters))}
+	// Recorded before anything is created, so that a down after a killed
+	// up finds the clusters; the hashes of reused clusters carry over.
+	if old != nil {
+		for k, v := range old.Hashes {
+			st.Hashes[k] = v
+		}
+	}
+	if err := p.save(st); err != nil {
+		return nil, err
+	}
 	var mu sync.Mutex
 	errs := make([]error, len(spec.Clusters))
 	var wg sync.WaitGroup
@@ -483,4 +493,33 @@ func Names(o Options) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// ImportArchive imports the OCI (or Docker) image archive at path into
+// containerd on every node of the environment called name, where the
+// kubelet finds it (imagePullPolicy Never or IfNotPresent): how images
+// built here reach kind clusters without a registry.
+func (p *provider) ImportArchive(ctx context.Context, name, path string) error {
+	st, err := p.load(name)
+	if err != nil {
+		return err
+	}
+	host := p.findDocker(ctx)
+	if host == "" {
+		return fmt.Errorf("environment %q on kind: no Docker daemon answers", name)
+	}
+	for _, c := range st.Environment.Clusters {
+		for _, node := range c.Nodes {
+			if err := importInto(ctx, host, node, path); err != nil {
+				return fmt.Errorf("cluster %s: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Importer is the kind provider's image import, for callers that hold it
+// as a clusters.Provider.
+type Importer interface {
+	ImportArchive(ctx context.Context, name, path string) error
 }
