@@ -248,10 +248,13 @@ func (p *provider) upCluster(ctx context.Context, kp *cluster.Provider, host str
 			cluster.CreateWithNodeImage(img.Ref),
 			cluster.CreateWithWaitForReady(0),
 			cluster.CreateWithKubeconfigPath(kcPath),
+			cluster.CreateWithRetain(true), // for its logs; deleted below
 			cluster.CreateWithDisplayUsage(false),
 			cluster.CreateWithDisplaySalutation(false))
 		if err != nil {
-			return clusters.ClusterInfo{}, "", fmt.Errorf("kind create %s: %w", name, err)
+			logs := p.collectLogs(kp, spec.Name, c.Name)
+			_ = kp.Delete(name, kcPath)
+			return clusters.ClusterInfo{}, "", fmt.Errorf("kind create %s: %w (the nodes' logs: %s)", name, err, logs)
 		}
 	}
 	if err := kp.ExportKubeConfig(name, kcPath, false); err != nil {
@@ -269,12 +272,12 @@ func (p *provider) upCluster(ctx context.Context, kp *cluster.Provider, host str
 	defer cancel()
 	nets, err := setupPodNetwork(rctx, cs, kindNodes)
 	if err != nil {
-		return clusters.ClusterInfo{}, "", err
+		return clusters.ClusterInfo{}, "", fmt.Errorf("%w (the nodes' logs: %s)", err, p.collectLogs(kp, spec.Name, c.Name))
 	}
 	fmt.Fprintf(uo.Progress, "cluster %s: pod network: a bridge per node, routes between %d nodes\n", c.Name, len(nets))
 	nodeNames, err := waitReady(rctx, cs, len(kindNodes))
 	if err != nil {
-		return clusters.ClusterInfo{}, "", err
+		return clusters.ClusterInfo{}, "", fmt.Errorf("%w (the nodes' logs: %s)", err, p.collectLogs(kp, spec.Name, c.Name))
 	}
 	var containers []string
 	for _, n := range kindNodes {
@@ -295,6 +298,16 @@ func (p *provider) upCluster(ctx context.Context, kp *cluster.Provider, host str
 			DNS: netip.AddrPortFrom(addrAt(pl.Services, 10), 53),
 		},
 	}, hash, nil
+}
+
+// collectLogs saves the nodes' logs (journal, containers, kubelet) of a
+// cluster that failed under the environment's folder and returns where.
+func (p *provider) collectLogs(kp *cluster.Provider, env, c string) string {
+	dir := filepath.Join(p.dir(env), "logs", c)
+	if err := kp.CollectLogs(kindName(env, c), dir); err != nil {
+		return fmt.Sprintf("%s (incomplete: %v)", dir, err)
+	}
+	return dir
 }
 
 func clientFor(kubeconfig string) (kubernetes.Interface, string, error) {

@@ -55,7 +55,10 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func printEnv(ctx context.Context, w io.Writer, env *clusters.Environment) error {
-	fmt.Fprintf(w, "environment %s\nkubeconfig  %s\nexternal DNS %s\n", env.Name, env.Kubeconfig, env.DNS)
+	fmt.Fprintf(w, "environment %s\nkubeconfig  %s\n", env.Name, env.Kubeconfig)
+	if env.DNS.IsValid() {
+		fmt.Fprintf(w, "external DNS %s\n", env.DNS)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	defer tw.Flush()
 	var errs []error
