@@ -50,6 +50,14 @@ func (p *provider) ensureDocker(ctx context.Context, progress io.Writer) (string
 		return "", fmt.Errorf("DOCKER_HOST=%s does not answer; start that daemon, or unset DOCKER_HOST to let the harness start one", os.Getenv("DOCKER_HOST"))
 	}
 	dir := p.daemonDir()
+	if d, err := dockerd.Adopt(dir); err == nil {
+		// The daemon an earlier up started is gone (killed, or the machine
+		// rebooted): the host goes back to its state before that one first.
+		fmt.Fprintf(progress, "kind: the Docker daemon the harness started earlier no longer answers; stopping what is left of it and restoring the host first\n")
+		if err := d.Stop(ctx); err != nil {
+			return "", fmt.Errorf("clean up the earlier Docker daemon in %s: %w", dir, err)
+		}
+	}
 	fmt.Fprintf(progress, "kind: no Docker daemon answers (DOCKER_HOST unset, /var/run/docker.sock silent); starting one through clusters/dockerd (log %s); `harness down --provider kind` stops it and restores the firewall\n",
 		filepath.Join(dir, "dockerd.log"))
 	d, err := dockerd.Start(ctx, dockerd.Config{Dir: dir, DataRoot: p.o.DockerData, Shim: filepath.Join(p.o.BinDir, dockerd.ShimRuntime), Detach: true})
