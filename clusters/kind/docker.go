@@ -18,7 +18,8 @@ import (
 
 // daemonDir is where the provider keeps the Docker daemon it starts itself
 // (socket, pid, log, and the host's state for the `down` that stops it).
-func (p *provider) daemonDir() string { return filepath.Join(p.o.StateRoot, "dockerd") }
+// (A dot name: no environment, a DNS label, can take it.)
+func (p *provider) daemonDir() string { return filepath.Join(p.o.StateRoot, ".dockerd") }
 
 // findDocker returns the DOCKER_HOST of a daemon that answers: $DOCKER_HOST
 // when set, else the system's socket, else the one this provider started

@@ -1,0 +1,53 @@
+package kind
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/clusters"
+)
+
+func spec2(nodes int) clusters.Spec {
+	return clusters.Spec{Name: "e", Domain: "d.test", Clusters: []clusters.ClusterSpec{{Name: "a", Nodes: nodes}, {Name: "b", Nodes: 1}}}
+}
+
+// What Up refuses, it refuses before it builds, starts or creates anything.
+func TestUpRefusesBeforeTouchingAnything(t *testing.T) {
+	p := New(Options{StateRoot: t.TempDir(), CacheDir: t.TempDir(), BinDir: "/nonexistent"}).(*provider)
+	ctx := context.Background()
+
+	many := clusters.Spec{Name: "e", Domain: "d.test"}
+	for i := range MaxClusters + 1 {
+		many.Clusters = append(many.Clusters, clusters.ClusterSpec{Name: string(rune('a' + i)), Nodes: 1})
+	}
+	_, err := p.Up(ctx, many)
+	require.ErrorIs(t, err, clusters.ErrInvalidSpec)
+
+	require.NoError(t, os.MkdirAll(p.dir("e"), 0o700))
+	require.NoError(t, p.save(state{Spec: spec2(2)}))
+	_, err = p.Up(ctx, spec2(3))
+	require.ErrorContains(t, err, "another topology")
+	require.ErrorContains(t, err, `cluster "a" nodes 2 → 3`)
+	require.ErrorContains(t, err, "--recreate")
+}
+
+func TestStatusAndDownOfNothing(t *testing.T) {
+	p := New(Options{StateRoot: t.TempDir()})
+	_, err := p.Status(context.Background(), "none")
+	require.ErrorIs(t, err, clusters.ErrNotFound)
+	require.NoError(t, p.Down(context.Background(), "none"), "down of an environment that does not exist")
+}
+
+func TestNamesListsRecordedEnvironments(t *testing.T) {
+	o := Options{StateRoot: t.TempDir()}
+	p := New(o).(*provider)
+	require.NoError(t, os.MkdirAll(p.dir("e"), 0o700))
+	require.NoError(t, p.save(state{Spec: spec2(1)}))
+	require.NoError(t, os.MkdirAll(p.daemonDir(), 0o700)) // the daemon's folder is no environment
+	names, err := Names(o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"e"}, names)
+}
