@@ -41,7 +41,11 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/local"
 )
+
+// errEmbeddedUp refuses a kind bring-up beside an embedded environment.
+var errEmbeddedUp = errors.New("an embedded environment is up: its nftables guard (table inet nvcf_harness) drops test-range traffic on every other interface, the kind nodes' network included; bring it down first (harness down); the two providers do not run at once yet")
 
 // Options configure the provider.
 type Options struct {
@@ -141,6 +145,9 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 		if d := old.Spec.Diff(spec); len(d) > 0 && !uo.Recreate {
 			return nil, fmt.Errorf("environment %q runs on kind with another topology (%v): run `harness down --provider kind` first, or pass --recreate", spec.Name, d)
 		}
+	}
+	if local.GuardActive(ctx) {
+		return nil, errEmbeddedUp
 	}
 	img, err := BuildNodeImage(ctx, ImageOptions{CacheDir: p.o.CacheDir, BinDir: p.o.BinDir, Progress: uo.Progress})
 	if err != nil {

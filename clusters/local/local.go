@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os/exec"
 
 	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
@@ -56,3 +57,12 @@ func Versions() (kubernetes, etcd, coredns string) {
 // already (EnsureBinaries would neither download nor build): root tests
 // that bring clusters up skip without them rather than start a cold build.
 func BinariesReady() bool { return binaries.Ready(binaries.Options{}) }
+
+// GuardActive reports whether the embedded provider's nftables guard
+// (table inet nvcf_harness) is installed, that is whether an embedded
+// environment is up: while it is, the host forwards and sends traffic of
+// the test range only between the embedded bridges, so other users of the
+// range (the kind provider's Docker network) are cut off.
+func GuardActive(ctx context.Context) bool {
+	return exec.CommandContext(ctx, "nft", "list", "table", "inet", podnet.HarnessTable).Run() == nil
+}
