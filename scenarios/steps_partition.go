@@ -107,7 +107,7 @@ func registrationDrops(ctx context.Context, e *Env, h *faults.Handle, remote, id
 // the remote Stargates' registration heartbeat (which a rogue registration
 // reads from the x-stargate-registration-heartbeat-ms header) lets a silent
 // registration live longer, so that a drop is possible at all: three missed
-// heartbeats and 5 s more. With the manifests' 2 s heartbeat, 11 s proved
+// heartbeats and 5 s more. With a 2 s heartbeat, 11 s proved
 // too short for the drop to show (it did show within 20 s).
 func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration, error) {
 	p, err := firstPod(ctx, e, remote)
