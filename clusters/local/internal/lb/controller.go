@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -50,6 +51,12 @@ type Config struct {
 	UDPIdleTimeout time.Duration
 	// Log receives the controller's log; nil discards.
 	Log *slog.Logger
+	// NodePorts forwards each LoadBalancer port to the Service's NodePort
+	// on every node's InternalIP, and serves no ClusterIP: for clusters
+	// whose nodes are containers with their own kube-proxy (kind), where
+	// the host reaches the nodes but not the pods. Off, the forwarders go
+	// to the pods' endpoints (the embedded provider).
+	NodePorts bool
 }
 
 type listenerKey struct {
@@ -80,6 +87,7 @@ type controller struct {
 	client kubernetes.Interface
 	svcs   corelisters.ServiceLister
 	slices discoverylisters.EndpointSliceLister
+	nodes  corelisters.NodeLister // NodePorts only
 	queue  workqueue.TypedRateLimitingInterface[string]
 	pool   *pool
 	state  map[string]*svcState
@@ -155,9 +163,34 @@ func (c *controller) run(ctx context.Context) error {
 		AddFunc: enqueueSlice, UpdateFunc: func(_, n any) { enqueueSlice(n) }, DeleteFunc: enqueueSlice}); err != nil {
 		return err
 	}
+	synced := []cache.InformerSynced{svcInf.Informer().HasSynced, sliceInf.Informer().HasSynced}
+	if c.cfg.NodePorts {
+		// A node that comes or goes changes every LoadBalancer's backends.
+		nodeInf := factory.Core().V1().Nodes()
+		c.nodes = nodeInf.Lister()
+		resync := func(any) {
+			if svcs, err := c.svcs.List(labels.Everything()); err == nil {
+				for _, s := range svcs {
+					enqueueSvc(s)
+				}
+			}
+		}
+		if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: resync, DeleteFunc: resync,
+			UpdateFunc: func(o, n any) {
+				on, ok1 := o.(*corev1.Node)
+				nn, ok2 := n.(*corev1.Node)
+				if !ok1 || !ok2 || !equality.Semantic.DeepEqual(on.Status.Addresses, nn.Status.Addresses) {
+					resync(n)
+				}
+			}}); err != nil {
+			return err
+		}
+		synced = append(synced, nodeInf.Informer().HasSynced)
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), svcInf.Informer().HasSynced, sliceInf.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return ctx.Err()
 	}
 	c.log.Info("load-balancer controller running", "pool", c.cfg.Pool)
@@ -199,7 +232,7 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		c.state[key] = st
 	}
 	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is4() {
+	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is4() && !c.cfg.NodePorts {
 		addrs = append(addrs, ip)
 	}
 	isLB := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
@@ -244,6 +277,12 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 			continue
 		}
 		be := backendsFor(sp, eps)
+		if c.cfg.NodePorts {
+			if be, err = c.nodePortBackends(sp); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		for _, a := range addrs {
 			lk := listenerKey{proto, netip.AddrPortFrom(a, uint16(sp.Port))}
 			want[lk] = true
@@ -277,6 +316,29 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		c.withdraw(st, nil)
 	}
 	return errors.Join(errs...)
+}
+
+// nodePortBackends are every node's InternalIP at the port's NodePort
+// (none while the NodePort is unallocated), sorted like backendsFor's.
+func (c *controller) nodePortBackends(sp corev1.ServicePort) ([]netip.AddrPort, error) {
+	if sp.NodePort <= 0 {
+		return nil, nil
+	}
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.AddrPort
+	for _, n := range nodes {
+		for _, a := range n.Status.Addresses {
+			if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP && ip.Is4() {
+				out = append(out, netip.AddrPortFrom(ip, uint16(sp.NodePort)))
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.AddrPort) int { return a.Compare(b) })
+	return out, nil
 }
 
 func (c *controller) listen(lk listenerKey) (listener, error) {

@@ -141,3 +141,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
 	}
 }
+
+// With NodePorts, a LoadBalancer forwards to its NodePort on every node's
+// InternalIP (a node that joins is added), and no ClusterIP is served.
+func TestControllerForwardsToNodePorts(t *testing.T) {
+	backend := tcpEcho(t, "node")
+	node := func(name, ip string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeHostName, Address: name}, {Type: corev1.NodeInternalIP, Address: ip}}}}
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "e2e"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "127.0.78.10", Ports: []corev1.ServicePort{
+			{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 50071, NodePort: int32(backend.Port())},
+		}},
+	}
+	client := fake.NewClientset(svc, node("n1", "127.0.0.1"))
+	var mu sync.Mutex
+	onLo := map[netip.Addr]bool{}
+	track := func(on bool) func(context.Context, netip.Addr) error {
+		return func(_ context.Context, a netip.Addr) error { mu.Lock(); onLo[a] = on; mu.Unlock(); return nil }
+	}
+	c := newController(Config{Pool: netip.MustParsePrefix("127.0.101.0/24"), NodePorts: true}.withLog(), client, track(true), track(false))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.run(ctx) }()
+
+	waitFor(t, "TCP through the LB to the NodePort", func() bool { return tcpSays("127.0.101.1:50071") == "node:hi" })
+	mu.Lock()
+	require.False(t, onLo[netip.MustParseAddr("127.0.78.10")], "no ClusterIP on lo: the nodes' kube-proxy serves those")
+	mu.Unlock()
+	backends := func() []netip.AddrPort {
+		be, err := c.nodePortBackends(svc.Spec.Ports[0]) // the node lister is safe to share
+		require.NoError(t, err)
+		return be
+	}
+	require.Equal(t, []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), backend.Port())}, backends())
+
+	_, err := client.CoreV1().Nodes().Create(ctx, node("n2", "127.0.0.2"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, "the second node's NodePort", func() bool { return len(backends()) == 2 })
+	require.Equal(t, "node:hi", tcpSays("127.0.101.1:50071"), "the first node still answers")
+
+	cancel()
+	require.NoError(t, <-done)
+}

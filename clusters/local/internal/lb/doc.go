@@ -13,6 +13,11 @@
 // a /32), so pods that dial a Service DNS name work without kube-proxy.
 // Listeners and addresses go away with their Service, and when Run returns.
 //
+// With Config.NodePorts the forwarders go to the Service's NodePort on
+// every node's InternalIP instead, and no ClusterIP is served: the mode for
+// clusters whose nodes are containers running their own kube-proxy (kind),
+// which the host reaches while it does not reach their pods.
+//
 // All traffic between clusters crosses these listeners; the fault injector
 // acts on it with nftables redirects in front of them (see faults.Path).
 package lb
