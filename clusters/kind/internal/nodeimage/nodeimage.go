@@ -41,7 +41,7 @@ var files embed.FS
 
 // layoutVersion changes when the image's layout changes without any input
 // file changing.
-const layoutVersion = "1"
+const layoutVersion = "2"
 
 // Options say where the inputs are and whom to tell.
 type Options struct {
@@ -301,6 +301,9 @@ func nodeLayer(o Options, node *binaries.NodeSet, imagesDir string) (*layer, err
 	}
 	l.content("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", file("10-kubeadm.conf"), 0o644)
 	l.content("/etc/default/kubelet", file("kubelet.default"), 0o644)
+	// debootstrap copied the build machine's name; Docker mounts the
+	// node's own over it.
+	l.content("/etc/hostname", []byte("localhost\n"), 0o644)
 	l.content("/etc/crictl.yaml", []byte("runtime-endpoint: unix:///run/containerd/containerd.sock\n"), 0o644)
 	l.content("/kind/version", []byte(binaries.Pinned.Kubernetes+"\n"), 0o644)
 	l.content("/kind/manifests/default-storage.yaml", file("default-storage.yaml"), 0o644)
