@@ -153,6 +153,24 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err != nil {
 		return nil, err
 	}
+	st := state{Spec: spec, Hashes: map[string]string{}, Image: img.Ref}
+	env := clusters.Environment{Name: spec.Name, Kubeconfig: filepath.Join(p.dir(spec.Name), "kubeconfig"), Clusters: make([]clusters.ClusterInfo, len(spec.Clusters))}
+	// Recorded before a daemon starts or anything is created, so that a
+	// down after a failed or killed up finds what there is to remove; the
+	// hashes of reused clusters carry over.
+	if old != nil {
+		for k, v := range old.Hashes {
+			st.Hashes[k] = v
+		}
+		st.Spec.Clusters = append(st.Spec.Clusters, dropped(old.Spec, spec)...)
+	}
+	if err := os.MkdirAll(p.dir(spec.Name), 0o700); err != nil {
+		return nil, err
+	}
+	if err := p.save(st); err != nil {
+		return nil, err
+	}
+	st.Spec = spec
 	host, err := p.ensureDocker(ctx, uo.Progress)
 	if err != nil {
 		return nil, err
@@ -166,25 +184,19 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := loadImage(ctx, host, img, uo.Progress); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(p.dir(spec.Name), 0o700); err != nil {
-		return nil, err
-	}
 	kp := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(newLogger(uo.Progress)))
 	running, err := kp.List()
 	if err != nil {
 		return nil, fmt.Errorf("list kind clusters: %w", err)
 	}
-	st := state{Spec: spec, Hashes: map[string]string{}, Image: img.Ref}
-	env := clusters.Environment{Name: spec.Name, Kubeconfig: filepath.Join(p.dir(spec.Name), "kubeconfig"), Clusters: make([]clusters.ClusterInfo, len(spec.Clusters))}
-	// Recorded before anything is created, so that a down after a killed
-	// up finds the clusters; the hashes of reused clusters carry over.
 	if old != nil {
-		for k, v := range old.Hashes {
-			st.Hashes[k] = v
+		// --recreate with fewer clusters: the ones the topology lost go.
+		for _, c := range dropped(old.Spec, spec) {
+			fmt.Fprintf(uo.Progress, "cluster %s: no longer in the topology; deleting kind cluster %s\n", c.Name, kindName(spec.Name, c.Name))
+			if err := kp.Delete(kindName(spec.Name, c.Name), p.clusterKubeconfig(spec.Name, c.Name)); err != nil {
+				return nil, fmt.Errorf("delete kind cluster %s: %w", kindName(spec.Name, c.Name), err)
+			}
 		}
-	}
-	if err := p.save(st); err != nil {
-		return nil, err
 	}
 	var mu sync.Mutex
 	errs := make([]error, len(spec.Clusters))
@@ -216,6 +228,17 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 		return nil, err
 	}
 	return &env, nil
+}
+
+// dropped are the clusters of old that want lacks.
+func dropped(old, want clusters.Spec) []clusters.ClusterSpec {
+	var d []clusters.ClusterSpec
+	for _, c := range old.Clusters {
+		if !slices.ContainsFunc(want.Clusters, func(w clusters.ClusterSpec) bool { return w.Name == c.Name }) {
+			d = append(d, c)
+		}
+	}
+	return d
 }
 
 // upCluster creates (or reuses) one kind cluster and readies it.
