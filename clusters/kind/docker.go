@@ -84,8 +84,9 @@ func (p *provider) stopOwnDaemon(ctx context.Context, host string) error {
 		if err != nil {
 			return err
 		}
-		if strings.TrimSpace(out) != "" {
-			return nil // someone else's containers: the daemon stays
+		if left := strings.Fields(out); len(left) > 0 {
+			// Our daemon, so these are ours too: something was not deleted.
+			return fmt.Errorf("the Docker daemon the harness started still holds containers %v; it stays up for a second down", left)
 		}
 	}
 	return d.Stop(ctx)

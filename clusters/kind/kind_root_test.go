@@ -42,7 +42,17 @@ func TestKindClustersUpAndDown(t *testing.T) {
 	if _, err := FindNodeImage(ImageOptions{BinDir: bin}); err != nil {
 		t.Skipf("skipping: %v (make kind-node-image builds it, once)", err)
 	}
-	p := New(Options{StateRoot: t.TempDir(), BinDir: bin}).(*provider)
+	// Kept after a failure: the nodes' logs are in it.
+	stateRoot, err := os.MkdirTemp("", "kindtest-state-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(stateRoot)
+		} else {
+			t.Logf("state and the nodes' logs kept in %s", stateRoot)
+		}
+	})
+	p := New(Options{StateRoot: stateRoot, BinDir: bin}).(*provider)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if local.GuardActive(ctx) {

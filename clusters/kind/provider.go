@@ -258,7 +258,14 @@ func (p *provider) upCluster(ctx context.Context, kp *cluster.Provider, host str
 	reused := false
 	if exists {
 		switch {
-		case old != nil && old.Hashes[c.Name] == hash:
+		case old == nil || old.Hashes[c.Name] == "":
+			// No record of it: an up that was killed before it finished,
+			// or state that was removed. The name is this environment's.
+			fmt.Fprintf(uo.Progress, "cluster %s: kind cluster %s has no record (an earlier up did not finish); replacing it\n", c.Name, name)
+			if err := kp.Delete(name, kcPath); err != nil {
+				return clusters.ClusterInfo{}, "", fmt.Errorf("delete kind cluster %s: %w", name, err)
+			}
+		case old.Hashes[c.Name] == hash:
 			reused = true
 			fmt.Fprintf(uo.Progress, "cluster %s: reusing kind cluster %s (config hash %s)\n", c.Name, name, hash)
 		case uo.Recreate:
@@ -483,11 +490,11 @@ func (p *provider) Down(ctx context.Context, name string) error {
 				errs = append(errs, fmt.Errorf("delete kind cluster %s: %w", kindName(name, c.Name), err))
 			}
 		}
-		if len(errs) == 0 {
+		if errors.Join(errs...) == nil {
 			errs = append(errs, removeNetwork(ctx, host))
 		}
 	}
-	if len(errs) == 0 {
+	if errors.Join(errs...) == nil {
 		errs = append(errs, p.stopOwnDaemon(ctx, host))
 	}
 	if err := errors.Join(errs...); err != nil {
