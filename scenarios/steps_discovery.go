@@ -95,7 +95,8 @@ func noReplicaAdvertisesDeadOrDashed(ctx context.Context, e *Env, _ Setting) err
 }
 
 // podReplacement deletes the first Stargate pod of the bootstrap region
-// and follows discovery and Pylon to its replacement.
+// and follows discovery and Pylon to its replacement, until every replica
+// holds the base Pylon's registration and reverse tunnel again.
 func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 	region := e.Bootstrap()
 	victim, err := firstPod(ctx, e, region)
@@ -125,7 +126,7 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	fresh := replacement(before, after, victim)
-	return e.Eventually(ctx, "Pylon registered with the replacement "+fresh, waitConverge, func(ctx context.Context) error {
+	err = e.Eventually(ctx, "Pylon registered with the replacement "+fresh, waitConverge, func(ctx context.Context) error {
 		doc, err := e.PylonStatus(ctx, "pylon")
 		if err != nil {
 			return err
@@ -141,6 +142,14 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		}
 		return fmt.Errorf("pylon holds no healthy registration with %s: %s", id, doc)
 	})
+	if err != nil {
+		return err
+	}
+	// Pylon's registration comes before its reverse tunnel, and a ready
+	// Stargate without the tunnel answers no_eligible_candidates: the
+	// replacement has settled once every replica, asked on the server side,
+	// holds both again.
+	return e.checkBaseline(ctx, waitConverge)
 }
 
 // replacement names the pod that replaced victim: the new name (Deployment)
