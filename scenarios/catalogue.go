@@ -41,6 +41,7 @@ func Catalogue() []Scenario {
 		// quic.go
 		quicTunnelUp(),
 		quicBadToken(),
+		quicUnregisteredTunnel(),
 		quicMissingClientCert(),
 		quicUntrustedClientCert(),
 		quicWrongServerRoot(),

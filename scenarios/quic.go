@@ -28,6 +28,16 @@ func quicBadToken() Scenario {
 	}
 }
 
+func quicUnregisteredTunnel() Scenario {
+	return Scenario{
+		ID: "quic/unregistered-tunnel", Layer: LayerQUIC, Labels: []string{LabelProbe},
+		Covers:  []Requirement{DoD6},
+		Summary: "a tunnel handshake whose inference server id holds no registration is refused by the Stargate it names",
+		Expect:  FailClosed(reason.Unregistered).From(reason.OriginStargate), Control: "quic/tunnel-up",
+		Try: bringTunnelUp(withUnregisteredID),
+	}
+}
+
 func quicMissingClientCert() Scenario {
 	return Scenario{
 		ID: "quic/missing-client-cert", Layer: LayerQUIC, Labels: []string{LabelProbe},

@@ -130,6 +130,26 @@ func TestReasonChannelQUICCloseMessage(t *testing.T) {
 	require.Error(t, badToken.Judge(closed(string(reason.BadToken))), "a bare reason string is no typed message")
 }
 
+// HandshakeAck reason: the text a Stargate refused the tunnel handshake
+// with, always Stargate's (the probe reads it from the ack, quic.go). A
+// real Stargate's texts map by equality; only the registration's refusal
+// satisfies quic/unregistered-tunnel.
+func TestReasonChannelHandshakeAck(t *testing.T) {
+	ack := func(text string) error {
+		return reason.WrapFrom(tunnel.AckReason(text), reason.OriginStargate, fmt.Errorf("handshake refused with reason %q", text))
+	}
+	unregistered := expectationOf(t, "quic/unregistered-tunnel")
+	require.NoError(t, unregistered.Judge(ack("unauthorized inference_server_id")))
+	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
+	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", ""} {
+		require.Error(t, unregistered.Judge(ack(text)), text)
+	}
+	relayed := fmt.Errorf("quic tunnel: %w", &quic.ApplicationError{Remote: true, ErrorCode: tunnel.CodeRejected,
+		ErrorMessage: reason.Message{Reason: reason.Unregistered, Origin: reason.OriginQUICRelay}.Encode()})
+	r, o := probe.Refusal(relayed)
+	require.Error(t, unregistered.Judge(reason.WrapFrom(r, o, relayed)), "not the Stargate's refusal")
+}
+
 // /status document: the reasons a role's document holds, with their origins.
 func TestReasonChannelStatusDocument(t *testing.T) {
 	wrongRoot := expectationOf(t, "tls/wrong-root-server")

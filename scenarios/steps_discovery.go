@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,11 +67,40 @@ func advertisesLivePods(ctx context.Context, e *Env, region, gone string) error 
 // replica, and requires each answer to name only live pods, never a
 // dashed IP. Unlike advertisesLivePods it accepts a subset: DNS-SRV
 // discovery, which drops the peers it cannot name, is held to it as well.
+// A dashed-IP identity fails at once. A name of a pod that is gone must
+// disappear within waitConverge: a peer found by DNS SRV stays advertised
+// until the replica's next lookup, and a cell switch has just removed the
+// previous cell's pods.
 func noReplicaAdvertisesDeadOrDashed(ctx context.Context, e *Env, _ Setting) error {
+	var dashed error
+	err := e.Eventually(ctx, "every replica to advertise live pods only", waitConverge, func(ctx context.Context) error {
+		dead, err := advertisedDeadOrDashed(ctx, e)
+		if errors.Is(err, errDashedIdentity) {
+			dashed = err // no wait can excuse it: end the wait with it
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return dead
+	})
+	if dashed != nil {
+		return dashed
+	}
+	return err
+}
+
+// errDashedIdentity marks an advertised dashed-IP identity.
+var errDashedIdentity = errors.New("dashed-IP identity")
+
+// advertisedDeadOrDashed is one look of noReplicaAdvertisesDeadOrDashed:
+// dead names a live-pod violation; err a dashed identity
+// (errDashedIdentity) or a failure to look.
+func advertisedDeadOrDashed(ctx context.Context, e *Env) (dead, err error) {
 	for _, r := range e.Regions() {
 		pods, err := e.StargatePods(ctx, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		live := map[string]bool{}
 		for _, p := range pods {
@@ -79,23 +109,24 @@ func noReplicaAdvertisesDeadOrDashed(ctx context.Context, e *Env, _ Setting) err
 		for range len(pods) + 1 {
 			resp, err := e.Probe.Watch(ctx, e.Ingress(r))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, h := range advertisedHosts(resp) {
 				if dashedIP.MatchString(h) {
-					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the dashed-IP identity %q, which the router cannot route", r, h))
+					return nil, reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises the %w %q, which the router cannot route", r, errDashedIdentity, h))
 				}
-				if !live[h] {
-					return reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises %q, which names no live pod", r, h))
+				if !live[h] && dead == nil {
+					dead = reason.Wrap(reason.InvalidAuthority, fmt.Errorf("region %s advertises %q, which names no live pod", r, h))
 				}
 			}
 		}
 	}
-	return nil
+	return dead, nil
 }
 
 // podReplacement deletes the first Stargate pod of the bootstrap region
-// and follows discovery and Pylon to its replacement.
+// and follows discovery and Pylon to its replacement, until every replica
+// holds the base Pylon's registration and reverse tunnel again.
 func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 	region := e.Bootstrap()
 	victim, err := firstPod(ctx, e, region)
@@ -125,7 +156,7 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	fresh := replacement(before, after, victim)
-	return e.Eventually(ctx, "Pylon registered with the replacement "+fresh, waitConverge, func(ctx context.Context) error {
+	err = e.Eventually(ctx, "Pylon registered with the replacement "+fresh, waitConverge, func(ctx context.Context) error {
 		doc, err := e.PylonStatus(ctx, "pylon")
 		if err != nil {
 			return err
@@ -141,6 +172,14 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		}
 		return fmt.Errorf("pylon holds no healthy registration with %s: %s", id, doc)
 	})
+	if err != nil {
+		return err
+	}
+	// Pylon's registration comes before its reverse tunnel, and a ready
+	// Stargate without the tunnel answers no_eligible_candidates: the
+	// replacement has settled once every replica, asked on the server side,
+	// holds both again.
+	return e.checkBaseline(ctx, waitConverge)
 }
 
 // replacement names the pod that replaced victim: the new name (Deployment)

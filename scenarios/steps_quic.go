@@ -29,9 +29,10 @@ func bringTunnelUp(faulty func(*Env, *probe.QUICTarget) error) Try {
 // tunnelCase registers a rogue inference server with reverse tunnel on
 // the bootstrap region's first Stargate and dials the tunnel the ack
 // names, after mangle (nil: as a good Pylon would), and proves the outcome
-// on the server side: an accepted tunnel handshake on exactly that
-// replica, or, after a refusal, for three heartbeat periods no tunnel of
-// the id anywhere and its registration nowhere else.
+// on the server side for the id the handshake carries: an accepted tunnel
+// handshake on exactly that replica, or, after a refusal, for three
+// heartbeat periods no tunnel of the id anywhere and its registration
+// nowhere else (nowhere at all when mangle gave the handshake another id).
 func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget) error) error {
 	region := e.Bootstrap()
 	p, err := firstPod(ctx, e, region)
@@ -66,14 +67,19 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 		}
 	}
 	named := region + "/" + p.Name
+	// The handshake's id: the registered one unless mangle changed it.
+	hid, registeredOn := t.InferenceServerID, ""
+	if hid == id {
+		registeredOn = named
+	}
 	if err := e.Probe.Tunnel(ctx, t); err != nil {
 		// The registration stays up meanwhile: a late tunnel would show.
-		if serr := e.heldNowhere(ctx, absence{id: id, before: before, registeredOn: named}); serr != nil {
+		if serr := e.heldNowhere(ctx, absence{id: hid, before: before, registeredOn: registeredOn}); serr != nil {
 			return fmt.Errorf("the tunnel was refused (%v), but: %w", err, serr)
 		}
 		return err
 	}
-	return accepted(e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before, tunnel: true}))
+	return accepted(e.heldExactlyOn(ctx, presence{id: hid, on: []string{named}, before: before, tunnel: true}))
 }
 
 // The faulty ingredients of bringTunnelUp.
@@ -96,6 +102,13 @@ func withUntrustedClientCert(e *Env, t *probe.QUICTarget) error {
 
 func trustingAnotherServerRoot(e *Env, t *probe.QUICTarget) error {
 	t.TLS.Roots = e.WrongRoot("").Roots
+	return nil
+}
+
+// withUnregisteredID keeps the registration and the ack's target and
+// address, but the handshake names a fresh id that no Stargate ever held.
+func withUnregisteredID(_ *Env, t *probe.QUICTarget) error {
+	t.InferenceServerID = uniqueID("unregistered")
 	return nil
 }
 

@@ -56,7 +56,7 @@ func components(o Options) []component {
 		},
 		{
 			name: "coredns " + v.CoreDNS, dir: corednsDir(o), bins: []string{s.CoreDNS},
-			estimate: "about 4 min cold", module: "github.com/coredns/coredns", version: v.CoreDNS,
+			estimate: "about 1.5 min cold", module: "github.com/coredns/coredns", version: v.CoreDNS,
 			build: buildCoreDNS, download: downloadCoreDNS,
 		},
 	}
