@@ -16,7 +16,6 @@ package existing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -279,43 +278,16 @@ func (p *provider) deleteOurs(ctx context.Context, kubeconfig, context string, k
 }
 
 func (p *provider) load(name string) (*state, error) {
-	b, err := os.ReadFile(filepath.Join(p.dir(name), "environment.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("environment %q on existing clusters: %w", name, clusters.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
 	var st state
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("environment %q: state %s: %w", name, p.dir(name), err)
+	if err := clusters.ReadRecord(p.dir(name), &st); err != nil {
+		return nil, fmt.Errorf("environment %q on existing clusters: %w", name, err)
 	}
 	return &st, nil
 }
 
-func (p *provider) save(st state) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.dir(st.Spec.Name), "environment.json"), b, 0o600)
-}
+func (p *provider) save(st state) error { return clusters.WriteRecord(p.dir(st.Spec.Name), st) }
 
 // Names lists the environments recorded under o.StateRoot.
 func Names(o Options) ([]string, error) {
-	p := New(o).(*provider)
-	entries, err := os.ReadDir(p.o.StateRoot)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(p.o.StateRoot, e.Name(), "environment.json")); err == nil {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
+	return clusters.RecordedNames(New(o).(*provider).o.StateRoot)
 }

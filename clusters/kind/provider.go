@@ -20,7 +20,6 @@ package kind
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -504,45 +503,18 @@ func (p *provider) Down(ctx context.Context, name string) error {
 }
 
 func (p *provider) load(name string) (*state, error) {
-	b, err := os.ReadFile(filepath.Join(p.dir(name), "environment.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("environment %q on kind: %w", name, clusters.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
 	var st state
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("environment %q: state %s: %w", name, p.dir(name), err)
+	if err := clusters.ReadRecord(p.dir(name), &st); err != nil {
+		return nil, fmt.Errorf("environment %q on kind: %w", name, err)
 	}
 	return &st, nil
 }
 
-func (p *provider) save(st state) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.dir(st.Spec.Name), "environment.json"), b, 0o600)
-}
+func (p *provider) save(st state) error { return clusters.WriteRecord(p.dir(st.Spec.Name), st) }
 
 // Names lists the environments recorded under o.StateRoot.
 func Names(o Options) ([]string, error) {
-	p := New(o).(*provider)
-	entries, err := os.ReadDir(p.o.StateRoot)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(p.o.StateRoot, e.Name(), "environment.json")); err == nil {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
+	return clusters.RecordedNames(New(o).(*provider).o.StateRoot)
 }
 
 // ImportArchive imports the OCI (or Docker) image archive at path into
