@@ -143,12 +143,36 @@ func corednsDir(o Options) string { return filepath.Join(o.CacheDir, "coredns-"+
 // (Ensure would then neither download nor build anything).
 func Ready(o Options) bool {
 	o.defaults()
-	for _, c := range components(o) {
+	return allFresh(components(o))
+}
+
+func allFresh(cs []component) bool {
+	for _, c := range cs {
 		if !c.fresh() {
 			return false
 		}
 	}
 	return true
+}
+
+// ensureAll brings every component of cs into the cache (d nil: build
+// only) under the cache's build lock, so that two harness processes never
+// build the same thing at once.
+func ensureAll(ctx context.Context, o Options, d *downloader, cs []component) error {
+	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
+		return fmt.Errorf("%w: cache dir %s: %w", ErrBuild, o.CacheDir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(o.CacheDir, "build.lock"), o.Progress)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, c := range cs {
+		if err := ensureComponent(ctx, o, d, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Ensure returns the binaries, downloading or building whichever are
@@ -158,19 +182,8 @@ func Ready(o Options) bool {
 // build) is running in the same folder.
 func Ensure(ctx context.Context, o Options) (*Set, error) {
 	o.defaults()
-	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: cache dir %s: %w", ErrBuild, o.CacheDir, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(o.CacheDir, "build.lock"), o.Progress)
-	if err != nil {
+	if err := ensureAll(ctx, o, newDownloader(o), components(o)); err != nil {
 		return nil, err
-	}
-	defer unlock()
-	d := newDownloader(o)
-	for _, c := range components(o) {
-		if err := ensureComponent(ctx, o, d, c); err != nil {
-			return nil, err
-		}
 	}
 	s := Paths(o)
 	return &s, nil

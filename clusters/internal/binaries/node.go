@@ -95,12 +95,7 @@ func nodeComponents(o Options) []component {
 // matching stamp.
 func NodeReady(o Options) bool {
 	o.defaults()
-	for _, c := range nodeComponents(o) {
-		if !c.fresh() {
-			return false
-		}
-	}
-	return true
+	return allFresh(nodeComponents(o))
 }
 
 // EnsureNode returns the node binaries, building whichever are missing or
@@ -108,19 +103,9 @@ func NodeReady(o Options) bool {
 // is built here from source only). It takes the same cache lock as Ensure.
 func EnsureNode(ctx context.Context, o Options) (*NodeSet, error) {
 	o.defaults()
-	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: cache dir %s: %w", ErrBuild, o.CacheDir, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(o.CacheDir, "build.lock"), o.Progress)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	o.NoDownload = true
-	for _, c := range nodeComponents(o) {
-		if err := ensureComponent(ctx, o, nil, c); err != nil {
-			return nil, err
-		}
+	if err := ensureAll(ctx, o, nil, nodeComponents(o)); err != nil {
+		return nil, err
 	}
 	s := NodePaths(o)
 	return &s, nil
