@@ -183,7 +183,7 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := loadImage(ctx, host, img, uo.Progress); err != nil {
 		return nil, err
 	}
-	kp := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(newLogger(uo.Progress)))
+	kp := newKindProvider(uo.Progress)
 	running, err := kp.List()
 	if err != nil {
 		return nil, fmt.Errorf("list kind clusters: %w", err)
@@ -202,7 +202,9 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	var wg sync.WaitGroup
 	for i, c := range spec.Clusters {
 		wg.Go(func() {
-			info, hash, err := p.upCluster(ctx, kp, host, spec, i, img, old, slices.Contains(running, kindName(spec.Name, c.Name)), uo)
+			// One kind provider per goroutine: kind's Docker provider caches
+			// what it learns of the daemon without a lock.
+			info, hash, err := p.upCluster(ctx, newKindProvider(uo.Progress), host, spec, i, img, old, slices.Contains(running, kindName(spec.Name, c.Name)), uo)
 			if err != nil {
 				errs[i] = fmt.Errorf("cluster %s: %w", c.Name, err)
 				return
@@ -238,6 +240,11 @@ func dropped(old, want clusters.Spec) []clusters.ClusterSpec {
 		}
 	}
 	return d
+}
+
+// newKindProvider is kind's library on Docker, logging to w.
+func newKindProvider(w io.Writer) *cluster.Provider {
+	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(newLogger(w)))
 }
 
 // upCluster creates (or reuses) one kind cluster and readies it.
@@ -483,7 +490,7 @@ func (p *provider) Down(ctx context.Context, name string) error {
 	host := p.findDocker(ctx)
 	if host != "" {
 		os.Setenv("DOCKER_HOST", host)
-		kp := cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(newLogger(io.Discard)))
+		kp := newKindProvider(io.Discard)
 		for _, c := range st.Spec.Clusters {
 			if err := kp.Delete(kindName(name, c.Name), p.clusterKubeconfig(name, c.Name)); err != nil {
 				errs = append(errs, fmt.Errorf("delete kind cluster %s: %w", kindName(name, c.Name), err))
