@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,9 +40,38 @@ func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context
 	e.Log.Info("pylon variant deployed", "name", dv.Deployment)
 	defer func() {
 		e.keepVariant(ctx, dv.Cluster, v.Name, dv.Selector)
-		err = withCleanup(err, fmt.Sprintf("delete pylon variant %q", v.Name), e.deployer.DeletePylonVariant(context.WithoutCancel(ctx), v.Name))
+		cctx := context.WithoutCancel(ctx)
+		derr := e.deployer.DeletePylonVariant(cctx, v.Name)
+		err = withCleanup(err, fmt.Sprintf("delete pylon variant %q", v.Name), derr)
+		if derr == nil {
+			err = withCleanup(err, fmt.Sprintf("wait until no Stargate holds pylon variant %q's %s", v.Name, dv.InferenceServerID), e.awaitReleased(cctx, dv.InferenceServerID))
+		}
 	}()
 	return fn(ctx, dv)
+}
+
+// awaitReleased waits until no Stargate replica holds a registration or a
+// reverse tunnel of id. A variant's id is the same in every cell and in a
+// case's control twin, and a tunnel whose Pylon vanished without closing
+// it lives on until Stargate's idle timeout: left over, it would be
+// counted against the next case that deploys the same variant.
+func (e *Env) awaitReleased(ctx context.Context, id string) error {
+	return e.Eventually(ctx, "no Stargate to hold "+id, waitConverge, func(ctx context.Context) error {
+		hs, err := e.askStargates(ctx)
+		if err != nil {
+			return err
+		}
+		var held []string
+		for _, h := range hs {
+			if slices.Contains(h.Registrations, id) || slices.Contains(h.Tunnels, id) {
+				held = append(held, h.name())
+			}
+		}
+		if len(held) > 0 {
+			return fmt.Errorf("%s still held by %s", id, strings.Join(held, ", "))
+		}
+		return nil
+	})
 }
 
 // PylonOutcome waits until the Pylon called name either holds a healthy
