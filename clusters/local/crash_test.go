@@ -21,7 +21,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/faults"
 )

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // connectEnv makes the test binary a helper (TestHelperConnect) that dials

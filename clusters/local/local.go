@@ -9,7 +9,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // RunAgent runs the agent of the environment whose state folder is dir

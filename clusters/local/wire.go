@@ -5,7 +5,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/kubelet"
-	"github.com/nvcf/conformance/clusters/local/internal/lb"
+	"github.com/nvcf/conformance/clusters/internal/lb"
 )
 
 // runNode runs one node's process kubelet.

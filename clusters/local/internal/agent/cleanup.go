@@ -13,7 +13,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // CleanupEnvironment removes the network objects of the environment of

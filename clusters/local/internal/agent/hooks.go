@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"path/filepath"
 
-	"github.com/nvcf/conformance/clusters/local/internal/extdns"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/extdns"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // Hooks run the parts of a cluster that are not control-plane processes:

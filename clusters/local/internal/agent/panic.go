@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 )
 
 // ErrPanic is wrapped by the error of a goroutine of the agent that

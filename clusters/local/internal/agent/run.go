@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters/local/internal/controlplane"
-	"github.com/nvcf/conformance/clusters/local/internal/extdns"
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/extdns"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )

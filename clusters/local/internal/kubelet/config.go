@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // Config is one node's kubelet.

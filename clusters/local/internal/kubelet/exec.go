@@ -8,7 +8,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 )
 
 // RunInContainer serves `kubectl exec` (without a TTY): cmd runs in the

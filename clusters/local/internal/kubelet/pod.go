@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // podRuntime runs one pod: its network, volumes and containers, and keeps

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 )
 
 // probe runs c's startup, then readiness and liveness probes until ctx

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/nvcf/conformance/clusters/local/apitest"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // quickExitPod is a pod whose one container exits 3 as soon as it starts.

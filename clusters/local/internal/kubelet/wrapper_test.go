@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/stretchr/testify/require"
 )
 

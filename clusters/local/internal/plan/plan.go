@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // MaxClusters is how many clusters the plan has room for.

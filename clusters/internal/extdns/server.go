@@ -13,7 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 )
 
 // TTL is the time-to-live of every answer, short so that a re-registered

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/extdns"
+	"github.com/nvcf/conformance/clusters/internal/extdns"
 )
 
 // The controller against client-go's fake clientset (the real apiserver

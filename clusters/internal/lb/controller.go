@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
-	"github.com/nvcf/conformance/clusters/local/internal/podnet"
+	"github.com/nvcf/conformance/clusters/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
 // Registrar is where load-balancer hostnames are published; an

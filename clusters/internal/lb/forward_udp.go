@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/guard"
+	"github.com/nvcf/conformance/clusters/internal/guard"
 )
 
 // udpForwarder relays datagrams on one address: each client address gets a
