@@ -1,7 +1,11 @@
-// Package procs finds the processes of a pod started by the embedded
-// provider's process kubelet, without asking Kubernetes: by the pod's
-// network namespace (`nvcf-<cluster>-<first 8 of uid>`, as `ip netns pids`
-// does) or by the pod UID in a process's environment or command line.
+// Package procs finds the processes of a pod without asking Kubernetes, in
+// three ways: by the pod's named network namespace
+// (`nvcf-<cluster>-<first 8 of uid>`, as `ip netns pids` does) and by the
+// pod UID in a process's environment or command line, which find the pods
+// of the embedded provider's process kubelet; and by the pod UID in the
+// kubelet's cgroup path of a process (`/proc/<pid>/cgroup`), which finds the
+// pods of kind clusters, whose containerd runs inside privileged Docker node
+// containers on this host.
 package procs
 
 import (
@@ -66,9 +70,37 @@ func statInode(path string) (inode, bool) {
 	return inode{uint64(st.Dev), st.Ino}, true
 }
 
+// InPodCgroup tells whether the content of a /proc/<pid>/cgroup file puts
+// the process in the kubelet's cgroup of the pod with uid: on any line
+// (cgroup v1 has one per hierarchy, v2 one), a path segment `pod<uid>`
+// (cgroupfs driver, `.../kubepods/burstable/pod<uid>/<container>`) or a
+// segment ending `-pod<uid with _ for ->.slice` (systemd driver,
+// `.../kubepods-burstable-pod<uid_>.slice/cri-containerd-<id>.scope`).
+func InPodCgroup(content []byte, uid string) bool {
+	if uid == "" {
+		return false
+	}
+	cgroupfs := "pod" + uid
+	systemd := "-pod" + strings.ReplaceAll(uid, "-", "_") + ".slice"
+	for _, line := range strings.Split(string(content), "\n") {
+		// hierarchy-ID:controller-list:cgroup-path; the path may hold ':'.
+		path := line
+		if parts := strings.SplitN(line, ":", 3); len(parts) == 3 {
+			path = parts[2]
+		}
+		for _, seg := range strings.Split(strings.TrimSpace(path), "/") {
+			if seg == cgroupfs || strings.HasSuffix(seg, systemd) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // PodPIDs returns the pids of the pod with uid: every process in one of
-// its named namespaces, plus every process whose environment or command
-// line names the uid. The calling process is never included.
+// its named namespaces, plus every process whose cgroup is the pod's (see
+// InPodCgroup), plus every process whose environment or command line names
+// the uid. The calling process is never included.
 func (f Finder) PodPIDs(uid string) ([]int, error) {
 	if uid == "" {
 		return nil, errors.New("procs: empty pod uid")
@@ -97,6 +129,10 @@ func (f Finder) PodPIDs(uid string) ([]int, error) {
 				out = append(out, pid)
 				continue
 			}
+		}
+		if cg, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil && InPodCgroup(cg, uid) {
+			out = append(out, pid)
+			continue
 		}
 		if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil && bytes.Contains(env, needle) {
 			out = append(out, pid)
