@@ -62,6 +62,12 @@ type Network struct {
 	Services netip.Prefix `json:"services"`
 	// LoadBalancers is the range load-balancer addresses come from.
 	LoadBalancers netip.Prefix `json:"loadBalancers"`
+	// LookupSeam, when set, is the DNS server the cluster's DNS asks for
+	// the topology's domain, on a path through this host: where a DNS
+	// fault catches the cluster's lookups when the pods' own queries to DNS
+	// never cross the host (kind, whose nodes forward them to CoreDNS
+	// themselves). Zero: the pods' queries to DNS cross the host.
+	LookupSeam netip.AddrPort `json:"lookupSeam,omitzero"`
 }
 
 // LoadBalancer is a Service of type LoadBalancer with its external address.

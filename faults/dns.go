@@ -7,12 +7,13 @@ import (
 	"net"
 	"net/netip"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/faults/internal/dnsproxy"
 	"github.com/nvcf/conformance/faults/internal/journal"
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nft"
-	"golang.org/x/sys/unix"
 )
 
 // DNSMode is how a DNS fault answers the faulted name.
@@ -38,8 +39,13 @@ type DNSIntercept struct {
 }
 
 // ClusterDNSIntercept catches cluster c's pods' queries to their cluster
-// DNS (CoreDNS), which would otherwise answer from its cache.
+// DNS (CoreDNS), which would otherwise answer from its cache; where those
+// never cross the host, CoreDNS's own queries to the provider's lookup
+// seam (clusters.Network.LookupSeam), which it does not cache.
 func ClusterDNSIntercept(c clusters.ClusterInfo) DNSIntercept {
+	if c.Network.LookupSeam.IsValid() {
+		return DNSIntercept{Server: c.Network.LookupSeam, From: c.Network.Pods}
+	}
 	return DNSIntercept{Server: c.Network.DNS, From: c.Network.Pods}
 }
 

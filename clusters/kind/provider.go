@@ -9,13 +9,21 @@
 // through that node on the others. A cluster whose kind configuration and
 // node image hash match what Up recorded is reused.
 //
+// The host serves every cluster as the embedded provider does its own: a
+// detached process (Serve) runs the load-balancer controller of each
+// cluster (addresses from podnet.LBPrefix(i) on the host's lo, forwarded to
+// the Services' NodePorts on the nodes) and the external DNS on the host's
+// address on the nodes' network, where each cluster's CoreDNS forwards the
+// topology's domain. Host routes reach the pods and services, so replies
+// and the harness's probes find them, and the network faults act on the
+// host as on the embedded provider's: pod traffic to another cluster's
+// load balancers crosses it. Images built here (the reference components)
+// are imported into every node's containerd.
+//
 // Up uses the Docker daemon that answers ($DOCKER_HOST, else
 // /var/run/docker.sock); when none does it says so and starts one through
 // clusters/dockerd, detached, which Down stops (restoring the host's
 // firewall) once no container is left.
-//
-// The matrix does not run on kind clusters yet: the load balancers,
-// external DNS and network faults are the embedded provider's.
 package kind
 
 import (
@@ -40,6 +48,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local"
 )
 
@@ -64,6 +73,13 @@ type Options struct {
 	// Timeout bounds one cluster's readiness after kind created it
 	// (default 5 min).
 	Timeout time.Duration
+	// Archives returns the image archives Up imports into every node (the
+	// reference components' image); nil imports none.
+	Archives func() ([]string, error)
+	// ServeCommand runs Serve for the environment folder appended to it
+	// (default: this executable's `kind serve --state`); tests name
+	// their own binary.
+	ServeCommand []string
 }
 
 type provider struct{ o Options }
@@ -98,6 +114,10 @@ type state struct {
 	// cluster.
 	Hashes map[string]string `json:"hashes"`
 	Image  string            `json:"image"`
+	// Routes are the host routes Up added into the clusters.
+	Routes []route `json:"routes,omitempty"`
+	// ServePID is the process serving the load balancers and external DNS.
+	ServePID int `json:"servePID,omitempty"`
 }
 
 func (p *provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
@@ -148,6 +168,9 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if local.GuardActive(ctx) {
 		return nil, errEmbeddedUp
 	}
+	if other := p.otherServing(spec.Name); other != "" {
+		return nil, fmt.Errorf("kind environment %q is up and serves the load-balancer ranges and the external DNS this one needs: bring it down first (harness down --provider kind --name %s)", other, other)
+	}
 	img, err := BuildNodeImage(ctx, ImageOptions{CacheDir: p.o.CacheDir, BinDir: p.o.BinDir, Progress: uo.Progress})
 	if err != nil {
 		return nil, err
@@ -162,6 +185,7 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 			st.Hashes[k] = v
 		}
 		st.Spec.Clusters = append(st.Spec.Clusters, dropped(old.Spec, spec)...)
+		st.Routes, st.ServePID = old.Routes, old.ServePID
 	}
 	if err := os.MkdirAll(p.dir(spec.Name), 0o700); err != nil {
 		return nil, err
@@ -197,6 +221,12 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 			}
 		}
 	}
+	var archives []string
+	if p.o.Archives != nil {
+		if archives, err = p.o.Archives(); err != nil {
+			return nil, err
+		}
+	}
 	var mu sync.Mutex
 	errs := make([]error, len(spec.Clusters))
 	var wg sync.WaitGroup
@@ -205,13 +235,15 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 			// One kind provider per goroutine: kind's Docker provider caches
 			// what it learns of the daemon without a lock.
 			info, hash, err := p.upCluster(ctx, newKindProvider(uo.Progress), host, spec, i, img, old, slices.Contains(running, kindName(spec.Name, c.Name)), uo)
+			if err == nil {
+				mu.Lock()
+				env.Clusters[i], st.Hashes[c.Name] = info, hash
+				mu.Unlock()
+				err = p.serveCluster(ctx, host, spec, i, info, archives, &st, &mu, uo)
+			}
 			if err != nil {
 				errs[i] = fmt.Errorf("cluster %s: %w", c.Name, err)
-				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			env.Clusters[i], st.Hashes[c.Name] = info, hash
 		})
 	}
 	wg.Wait()
@@ -224,11 +256,80 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := p.writeKubeconfig(env); err != nil {
 		return nil, err
 	}
+	env.DNS = ExternalDNS
 	st.Environment = env
 	if err := p.save(st); err != nil {
 		return nil, err
 	}
+	pid, err := p.startServe(ctx, p.dir(spec.Name), st.ServePID)
+	if err != nil {
+		return nil, err
+	}
+	st.ServePID = pid
+	if err := p.save(st); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(uo.Progress, "kind: load balancers and external DNS (%s) served by pid %d\n", ExternalDNS, pid)
 	return &env, nil
+}
+
+// serveCluster readies a cluster for the matrix: its CoreDNS forwards the
+// topology's domain to the external DNS, the host routes into it, and the
+// image archives are in every node.
+func (p *provider) serveCluster(ctx context.Context, host string, spec clusters.Spec, i int, info clusters.ClusterInfo, archives []string, st *state, mu *sync.Mutex, uo clusters.UpOptions) error {
+	cs, _, err := clientFor(p.clusterKubeconfig(spec.Name, info.Name))
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	if err := configureDNS(rctx, cs, spec.Domain); err != nil {
+		return err
+	}
+	nl, err := cs.CoreV1().Nodes().List(rctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	rs, err := hostRoutes(nl.Items, info.Network.Services)
+	if err != nil {
+		return err
+	}
+	// Recorded first, so that a down after a failed or killed up removes
+	// them.
+	mu.Lock()
+	st.Routes = append(slices.DeleteFunc(st.Routes, func(r route) bool { return slices.Contains(rs, r) }), rs...)
+	err = p.save(*st)
+	mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := addRoutes(rctx, rs); err != nil {
+		return err
+	}
+	for _, a := range archives {
+		for _, node := range info.Nodes {
+			if err := importInto(rctx, host, node, a); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(uo.Progress, "cluster %s: imported %s into %d nodes\n", info.Name, filepath.Base(a), len(info.Nodes))
+	}
+	return nil
+}
+
+// otherServing names another kind environment whose serving process runs,
+// or "".
+func (p *provider) otherServing(name string) string {
+	names, _ := clusters.RecordedNames(p.o.StateRoot)
+	for _, n := range names {
+		if n == name {
+			continue
+		}
+		if st, err := p.load(n); err == nil && isServe(st.ServePID, p.dir(n)) {
+			return n
+		}
+	}
+	return ""
 }
 
 // dropped are the clusters of old that want lacks.
@@ -338,7 +439,10 @@ func (p *provider) upCluster(ctx context.Context, kp *cluster.Provider, host str
 		Network: clusters.Network{
 			Pods: pl.Pods, Services: pl.Services,
 			// kubeadm gives CoreDNS the services' tenth address.
-			DNS: netip.AddrPortFrom(addrAt(pl.Services, 10), 53),
+			DNS:     netip.AddrPortFrom(addrAt(pl.Services, 10), 53),
+			Gateway: gatewayAddr(), Bridge: BridgeName,
+			LoadBalancers: podnet.LBPrefix(i),
+			LookupSeam:    ExternalDNS,
 		},
 	}, hash, nil
 }
@@ -453,6 +557,9 @@ func (p *provider) Status(ctx context.Context, name string) (*clusters.Environme
 	if host == "" {
 		return nil, fmt.Errorf("environment %q on kind: no Docker daemon answers, so its clusters do not run: `harness down --provider kind` cleans up, `up` brings them back", name)
 	}
+	if !isServe(st.ServePID, p.dir(name)) {
+		return nil, fmt.Errorf("environment %q on kind: the process serving its load balancers and external DNS (pid %d) is gone (see %s): `harness up --provider kind` starts it again", name, st.ServePID, filepath.Join(p.dir(name), serveLog))
+	}
 	env := st.Environment
 	for i, c := range env.Clusters {
 		cs, _, err := clientFor(p.clusterKubeconfig(name, c.Name))
@@ -486,7 +593,10 @@ func (p *provider) Down(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	// What the host gives the clusters goes first: nothing may forward to
+	// nodes that are going.
+	errs := []error{stopServe(st.ServePID, p.dir(name))}
+	errs = append(errs, releaseAddrs(ctx, len(st.Spec.Clusters)), delRoutes(ctx, st.Routes))
 	host := p.findDocker(ctx)
 	if host != "" {
 		os.Setenv("DOCKER_HOST", host)

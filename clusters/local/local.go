@@ -8,8 +8,8 @@ import (
 	"os/exec"
 
 	"github.com/nvcf/conformance/clusters/internal/binaries"
-	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/internal/podnet"
+	"github.com/nvcf/conformance/clusters/local/internal/agent"
 )
 
 // RunAgent runs the agent of the environment whose state folder is dir

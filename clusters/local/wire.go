@@ -3,9 +3,9 @@ package local
 import (
 	"context"
 
+	"github.com/nvcf/conformance/clusters/internal/lb"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/kubelet"
-	"github.com/nvcf/conformance/clusters/internal/lb"
 )
 
 // runNode runs one node's process kubelet.

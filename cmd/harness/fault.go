@@ -15,6 +15,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/existing"
+	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/harness/model/topology"
@@ -67,16 +68,13 @@ func (f *faultFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig with one context per cluster (default <state>/kubeconfig)")
 	fs.StringVar(&f.netns, "netns", "", "network namespace the environment's host side lives in (default: this one)")
 	fs.BoolVar(&f.verbose, "v", false, "log at debug level")
-	fs.StringVar(&f.provider.name, "provider", providerEmbedded, "where the environment's clusters come from: embedded (the default) or existing (`harness run --provider existing`, whose state folder it then uses)")
+	fs.StringVar(&f.provider.name, "provider", providerEmbedded, "where the environment's clusters come from: embedded (the default), kind or existing (as `harness run --provider` was given; its state folder is used)")
 }
 
 // resolve loads the topology (when needed) and fills the defaults.
 func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
 	if err := f.provider.check(); err != nil {
 		return nil, fmt.Errorf("fault: %w", err)
-	}
-	if f.provider.name == providerKind {
-		return nil, fmt.Errorf("fault: the kind provider has no fault seams yet; faults run on --provider embedded or existing")
 	}
 	var t *topology.Topology
 	if needTopology || f.state == "" {
@@ -101,8 +99,11 @@ func (f *faultFlags) resolve(needTopology bool) (*topology.Topology, error) {
 // pass --provider existing rather than assume the embedded provider.
 func (f *faultFlags) environment(ctx context.Context) (*clusters.Environment, error) {
 	root, name := filepath.Dir(f.state), filepath.Base(f.state)
-	if f.provider.name == providerExisting {
+	switch f.provider.name {
+	case providerExisting:
 		return existing.New(existing.Options{StateRoot: root}).Status(ctx, name)
+	case providerKind:
+		return kind.New(kind.Options{StateRoot: root}).Status(ctx, name)
 	}
 	env, err := local.New(local.Options{StateRoot: root}).Status(ctx, name)
 	if errors.Is(err, clusters.ErrNotFound) {

@@ -46,11 +46,6 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 // checks (before anything long: root, tools, ports, disk), the logger and
 // the provider --provider names.
 func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) error {
-	if f.provider.name == providerKind {
-		// Its clusters come up, but the load balancers, external DNS and
-		// network faults the scenarios need are the embedded provider's.
-		return fmt.Errorf("--provider kind brings clusters up (harness up, status, down) but does not run the matrix yet; run it on --provider embedded or existing")
-	}
 	if err := f.provider.check(); err != nil {
 		return err
 	}

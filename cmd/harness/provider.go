@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/nvcf/conformance/clusters/existing"
 	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/images"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
 )
@@ -35,7 +38,7 @@ type providerFlags struct {
 
 func (f *providerFlags) register(fs *flag.FlagSet) {
 	f.contexts = contextMap{}
-	fs.StringVar(&f.name, "provider", providerEmbedded, "where the clusters come from: embedded (built here, the default), existing (kubeconfig contexts) or kind (kind clusters in Docker from a node image built here; up, status and down only)")
+	fs.StringVar(&f.name, "provider", providerEmbedded, "where the clusters come from: embedded (built here, the default), existing (kubeconfig contexts) or kind (kind clusters in Docker from a node image built here, as root)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "existing: the kubeconfig holding the clusters' contexts (default $KUBECONFIG, else ~/.kube/config)")
 	fs.Var(f.contexts, "context", "existing: `CLUSTER=CONTEXT`, the context of a topology cluster (default: the topology's context, else the cluster's name); comma-separated or repeated")
 	fs.StringVar(&f.dns, "dns", "", "existing: `ADDR:PORT` of a DNS server answering the load balancers' external names for the probes (default: the host's resolver)")
@@ -58,8 +61,15 @@ func (f *providerFlags) check() error {
 // preflight runs the chosen provider's checks before anything long starts;
 // disks are further folders that need free space (the artifacts, say).
 func (f *providerFlags) preflight(spec *clusters.Spec, disks ...local.Disk) error {
-	if f.name == providerEmbedded {
+	switch f.name {
+	case providerEmbedded:
 		return local.Preflight(local.Options{}, spec, disks...)
+	case providerKind:
+		// Docker, the host's routes and load-balancer addresses, and the
+		// external DNS on port 53 all want root.
+		if os.Geteuid() != 0 {
+			return fmt.Errorf("--provider kind needs root (it starts or uses the Docker daemon, routes the clusters' pods and services on this host and serves their load balancers and DNS): run it with sudo")
+		}
 	}
 	return nil
 }
@@ -75,7 +85,7 @@ func (f *providerFlags) provider(images map[string]string) (clusters.Provider, e
 		if err != nil {
 			return nil, err
 		}
-		return kind.New(kind.Options{BinDir: bin}), nil
+		return kind.New(kind.Options{BinDir: bin, Archives: referenceArchives}), nil
 	}
 	if f.name == providerExisting {
 		o := existing.Options{Kubeconfig: f.kubeconfig, Contexts: f.contexts}
@@ -165,4 +175,23 @@ func (m contextMap) Set(v string) error {
 		m[c] = k
 	}
 	return nil
+}
+
+// referenceArchives builds the kind nodes' image archive of the reference
+// components: the nvcf-ref beside this executable, tagged as the manifests
+// name it (manifests.DefaultImage), in the kind provider's state folder.
+// The user's --images need no archive: they name images the nodes pull.
+func referenceArchives() ([]string, error) {
+	dir, err := harnessrun.BinDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(kind.StateRoot(), "images", "nvcf-ref.tar")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if err := images.Archive(filepath.Join(dir, harnessrun.ReferenceBinary), path, manifests.DefaultImage); err != nil {
+		return nil, err
+	}
+	return []string{path}, nil
 }

@@ -56,7 +56,7 @@ func Cleanup(ctx context.Context, log *slog.Logger) error {
 		}
 	}
 	errs = append(errs, removeForward(ctx))
-	addrs, err := loopbackAddrs(ctx)
+	addrs, err := LoopbackAddrs(ctx)
 	errs = append(errs, err)
 	for _, a := range addrs {
 		if HarnessRange.Contains(a) {
@@ -84,8 +84,8 @@ func DelLoopback(ctx context.Context, addr netip.Addr) error {
 	return err
 }
 
-// loopbackAddrs lists the IPv4 addresses on lo.
-func loopbackAddrs(ctx context.Context) ([]netip.Addr, error) {
+// LoopbackAddrs lists the IPv4 addresses on lo.
+func LoopbackAddrs(ctx context.Context) ([]netip.Addr, error) {
 	out, err := run(ctx, "", "ip", "-4", "-o", "addr", "show", "dev", "lo")
 	if err != nil {
 		return nil, err

@@ -163,7 +163,7 @@ func TestLoopbackAddresses(t *testing.T) {
 	ln.Close()
 	require.NoError(t, DelLoopback(ctx, addr))
 	require.NoError(t, DelLoopback(ctx, addr), "idempotent")
-	addrs, err := loopbackAddrs(ctx)
+	addrs, err := LoopbackAddrs(ctx)
 	require.NoError(t, err)
 	require.NotContains(t, addrs, addr)
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/internal/podnet"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
 )
 
 // CleanupEnvironment removes the network objects of the environment of

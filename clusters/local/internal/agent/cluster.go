@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/controlplane"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
-	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )

@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nvcf/conformance/clusters/local/internal/controlplane"
 	"github.com/nvcf/conformance/clusters/internal/extdns"
 	"github.com/nvcf/conformance/clusters/internal/guard"
-	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/internal/podnet"
+	"github.com/nvcf/conformance/clusters/local/internal/controlplane"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )

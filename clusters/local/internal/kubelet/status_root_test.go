@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/nvcf/conformance/clusters/local/apitest"
 	"github.com/nvcf/conformance/clusters/internal/podnet"
+	"github.com/nvcf/conformance/clusters/local/apitest"
 )
 
 // quickExitPod is a pod whose one container exits 3 as soon as it starts.
