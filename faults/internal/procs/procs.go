@@ -99,7 +99,7 @@ func InPodCgroup(content []byte, uid string) bool {
 
 // PodPIDs returns the pids of the pod with uid: every process in one of
 // its named namespaces, plus every process whose cgroup is the pod's (see
-// InPodCgroup), plus every process whose environment or command line names
+// InPodCgroup) but its sandbox's pause, plus every process whose environment or command line names
 // the uid. The calling process is never included.
 func (f Finder) PodPIDs(uid string) ([]int, error) {
 	if uid == "" {
@@ -131,7 +131,11 @@ func (f Finder) PodPIDs(uid string) ([]int, error) {
 			}
 		}
 		if cg, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil && InPodCgroup(cg, uid) {
-			out = append(out, pid)
+			// The sandbox's pause process shares the pod's cgroup: killing
+			// it would replace the sandbox, not crash a container.
+			if !isPause(dir) {
+				out = append(out, pid)
+			}
 			continue
 		}
 		if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil && bytes.Contains(env, needle) {
@@ -159,4 +163,15 @@ func Kill(pids []int, sig syscall.Signal) ([]int, error) {
 		hit = append(hit, pid)
 	}
 	return hit, errors.Join(errs...)
+}
+
+// isPause says whether the process in dir is a pod sandbox's pause
+// (kind's node image runs nvcf-pause as it).
+func isPause(dir string) bool {
+	comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+	if err != nil {
+		return false
+	}
+	c := strings.TrimSpace(string(comm))
+	return c == "pause" || c == "nvcf-pause"
 }

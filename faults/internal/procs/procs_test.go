@@ -66,7 +66,7 @@ func TestFindsByPodCgroup(t *testing.T) {
 	proc := t.TempDir()
 	// Pids next to ours, so none of them is the calling process by chance.
 	self := os.Getpid()
-	cgroupfs, systemd, otherPod, substring := self+1, self+2, self+3, self+4
+	cgroupfs, systemd, otherPod, substring, pause := self+1, self+2, self+3, self+4, self+5
 	files := map[int]string{
 		// cgroup v1, cgroupfs driver: several hierarchies name the pod.
 		cgroupfs: "12:memory:/docker/abc/kubelet/kubepods/burstable/pod" + uid + "/c0ffee\n" +
@@ -83,12 +83,15 @@ func TestFindsByPodCgroup(t *testing.T) {
 			"0::/kubepods-pod" + uidU + ".slicex/pod" + uid + ".scope\n",
 		// The calling process is never included, even in the pod's cgroup.
 		self: "0::/kubepods/pod" + uid + "\n",
+		// The sandbox's pause shares the pod's cgroup but is not crashed.
+		pause: "0::/kubepods/burstable/pod" + uid + "/5a4d\n",
 	}
 	for pid, cg := range files {
 		dir := filepath.Join(proc, strconv.Itoa(pid))
 		require.NoError(t, os.Mkdir(dir, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cg), 0o644))
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(proc, strconv.Itoa(pause), "comm"), []byte("nvcf-pause\n"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(proc, "self"), 0o755))
 
 	f := Finder{Proc: proc, NetnsDir: t.TempDir()}
