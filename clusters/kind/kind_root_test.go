@@ -52,7 +52,9 @@ func TestKindClustersUpAndDown(t *testing.T) {
 			t.Logf("state and the nodes' logs kept in %s", stateRoot)
 		}
 	})
-	p := New(Options{StateRoot: stateRoot, BinDir: bin}).(*provider)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	p := New(Options{StateRoot: stateRoot, BinDir: bin, ServeCommand: []string{exe, serveArg}}).(*provider)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if local.GuardActive(ctx) {
@@ -90,6 +92,10 @@ func TestKindClustersUpAndDown(t *testing.T) {
 	t.Logf("up:\n%s", progress.String())
 	require.NoError(t, err)
 	t.Logf("bring-up of %d clusters of 2 nodes: %s", len(spec.Clusters), time.Since(start).Round(time.Second))
+	require.Equal(t, ExternalDNS, env.DNS, "the external DNS is the host's, on the nodes' network")
+	st, err := p.load(spec.Name)
+	require.NoError(t, err)
+	require.True(t, isServe(st.ServePID, p.dir(spec.Name)), "up leaves the load balancers and external DNS served")
 
 	again := &lockedBuffer{}
 	_, err = p.Up(ctx, spec, clusters.WithProgress(again))
