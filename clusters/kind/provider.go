@@ -239,7 +239,7 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 				mu.Lock()
 				env.Clusters[i], st.Hashes[c.Name] = info, hash
 				mu.Unlock()
-				err = p.serveCluster(ctx, host, spec, i, info, archives, &st, &mu, uo)
+				err = p.serveCluster(ctx, host, spec, info, archives, &st, &mu, uo)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("cluster %s: %w", c.Name, err)
@@ -276,7 +276,7 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 // serveCluster readies a cluster for the matrix: its CoreDNS forwards the
 // topology's domain to the external DNS, the host routes into it, and the
 // image archives are in every node.
-func (p *provider) serveCluster(ctx context.Context, host string, spec clusters.Spec, i int, info clusters.ClusterInfo, archives []string, st *state, mu *sync.Mutex, uo clusters.UpOptions) error {
+func (p *provider) serveCluster(ctx context.Context, host string, spec clusters.Spec, info clusters.ClusterInfo, archives []string, st *state, mu *sync.Mutex, uo clusters.UpOptions) error {
 	cs, _, err := clientFor(p.clusterKubeconfig(spec.Name, info.Name))
 	if err != nil {
 		return err

@@ -137,10 +137,10 @@ func (p *provider) startServe(ctx context.Context, dir string, old int) (int, er
 		}
 		select {
 		case err := <-exited:
-			return 0, fmt.Errorf("the load balancers and external DNS exited (%v) before they were ready; %s says: %s", err, filepath.Join(dir, serveLog), lastLines(filepath.Join(dir, serveLog), 5))
+			return 0, fmt.Errorf("the load balancers and external DNS exited (%v) before they were ready; %s says:%s", err, filepath.Join(dir, serveLog), clusters.LogTail(filepath.Join(dir, serveLog), 5))
 		case <-deadline.C:
 			_ = stopServe(pid, dir)
-			return 0, fmt.Errorf("the load balancers and external DNS were not ready after 30 s; see %s: %s", filepath.Join(dir, serveLog), lastLines(filepath.Join(dir, serveLog), 5))
+			return 0, fmt.Errorf("the load balancers and external DNS were not ready after 30 s; see %s:%s", filepath.Join(dir, serveLog), clusters.LogTail(filepath.Join(dir, serveLog), 5))
 		case <-ctx.Done():
 			_ = stopServe(pid, dir)
 			return 0, ctx.Err()
@@ -208,14 +208,4 @@ func releaseAddrs(ctx context.Context, n int) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// lastLines is the last n lines of the file at path, for an error.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	return string(bytes.Join(lines[max(0, len(lines)-n):], []byte("\n")))
 }

@@ -84,7 +84,7 @@ func (p *provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.
 	if st, lerr := state.Load(dir); lerr == nil {
 		err = errors.Join(err, p.stop(context.Background(), spec.Name, st, o.Logger))
 	}
-	return fmt.Errorf("%w: %w; agent log: %s%s", ErrAgent, err, logPath, tail(logPath, 15))
+	return fmt.Errorf("%w: %w; agent log: %s%s", ErrAgent, err, logPath, clusters.LogTail(logPath, 15))
 }
 
 // relay copies the agent's progress lines until "ready", "error …", EOF
@@ -121,17 +121,4 @@ func relay(ctx context.Context, r *os.File, o clusters.UpOptions, timeout time.D
 			}
 		}
 	}
-}
-
-// tail returns the last n lines of a file, indented, for error messages.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "\n    " + strings.Join(lines, "\n    ")
 }
