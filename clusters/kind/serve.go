@@ -24,10 +24,14 @@ import (
 // BridgeName is the host's interface on the nodes' Docker network.
 const BridgeName = "nvcfkind0"
 
-// ExternalDNS is where the environment's external DNS listens: the host's
-// address on the nodes' network, which the nodes' pods reach through their
-// node and every cluster's CoreDNS forwards the topology's domain to.
-var ExternalDNS = netip.AddrPortFrom(gatewayAddr(), 53)
+// ExternalDNS is where the environment's external DNS listens, an address
+// on the host's lo that every cluster's CoreDNS forwards the topology's
+// domain to, through its node's default route. Not the host's address on
+// the nodes' network: each node sends that address's port 53 to Docker's
+// embedded DNS (as kind's own node image does), which would answer in our
+// place from the machine's resolver. Clear of the embedded provider's
+// service and load-balancer ranges and of the kind pods' and services'.
+var ExternalDNS = netip.MustParseAddrPort("198.19.191.53:53")
 
 // gatewayAddr is the host's address on the nodes' network (its first).
 func gatewayAddr() netip.Addr { return NodeNetwork.Addr().Next() }
@@ -56,6 +60,10 @@ func Serve(ctx context.Context, dir string, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if err := podnet.AddLoopback(ctx, ExternalDNS.Addr()); err != nil {
+		return fmt.Errorf("kind serve: external DNS address on lo: %w", err)
+	}
+	defer func() { _ = podnet.DelLoopback(context.WithoutCancel(ctx), ExternalDNS.Addr()) }()
 	dns := extdns.New(log.With("component", "extdns"), st.Spec.Domain)
 	if err := dns.Start(ctx, ExternalDNS); err != nil {
 		return fmt.Errorf("kind serve: external DNS on %s: %w", ExternalDNS, err)
@@ -192,14 +200,15 @@ func zombie(pid int) bool {
 	return i > 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
-// releaseAddrs takes the load-balancer addresses of an environment's n
-// clusters off lo: what a serving process that was killed left behind.
+// releaseAddrs takes the external DNS's and the load-balancer addresses of
+// an environment's n clusters off lo: what a serving process that was
+// killed left behind.
 func releaseAddrs(ctx context.Context, n int) error {
 	addrs, err := podnet.LoopbackAddrs(ctx)
 	if err != nil {
 		return err
 	}
-	var errs []error
+	errs := []error{podnet.DelLoopback(ctx, ExternalDNS.Addr())}
 	for _, a := range addrs {
 		for i := range n {
 			if podnet.LBPrefix(i).Contains(a) {

@@ -21,7 +21,7 @@ func TestCorefile(t *testing.T) {
 	c := corefile("nvcf.test")
 	require.Contains(t, c, "kubernetes cluster.local in-addr.arpa ip6.arpa")
 	domain := block(t, c, "nvcf.test:53")
-	require.Contains(t, domain, "forward . 198.18.224.1:53")
+	require.Contains(t, domain, "forward . 198.19.191.53:53")
 	require.NotContains(t, domain, "cache", "the domain's answers are not cached")
 	require.Contains(t, block(t, c, ".:53"), "rcode NXDOMAIN")
 	require.Equal(t, 1, strings.Count(c, "forward"), "nothing but the domain is forwarded")

@@ -49,6 +49,7 @@ func commands() []command {
 }
 
 func main() {
+	keepInheritedFiles()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := local.DiskFull(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 	stop()
