@@ -69,7 +69,7 @@ func kindName(env, cluster string) string { return env + "-" + cluster }
 // control-plane node and the rest workers; no default CNI (the provider
 // installs a bridge per node); kubeadm told the images' repository and the
 // etcd and CoreDNS tags built into the node image; the kubelet allowed on
-// cgroup v1.
+// cgroup v1 and syncing its pods every 5 s.
 func kindConfig(spec clusters.Spec, i int) (*v1alpha4.Cluster, error) {
 	c := spec.Clusters[i]
 	if c.Nodes > maxNodes {
@@ -100,6 +100,7 @@ dns:
 			`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
+syncFrequency: 5s
 `,
 		},
 	}

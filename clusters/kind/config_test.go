@@ -43,6 +43,7 @@ func TestKindConfig(t *testing.T) {
 	require.Equal(t, "198.19.192.0/22", cfg.Networking.PodSubnet)
 	require.Contains(t, cfg.KubeadmConfigPatches[0], "imageRepository: nvcf.local")
 	require.Contains(t, cfg.KubeadmConfigPatches[1], "failCgroupV1: false")
+	require.Contains(t, cfg.KubeadmConfigPatches[1], "syncFrequency: 5s", "a rotated Secret reaches its pods in seconds, not a minute")
 	_, err = kindConfig(spec, 1)
 	require.ErrorContains(t, err, "at most 4")
 

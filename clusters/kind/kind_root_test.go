@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/hostlock"
+	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/kind/internal/nodeimage"
 	"github.com/nvcf/conformance/clusters/local"
 )
@@ -92,7 +94,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 	t.Logf("up:\n%s", progress.String())
 	require.NoError(t, err)
 	t.Logf("bring-up of %d clusters of 2 nodes: %s", len(spec.Clusters), time.Since(start).Round(time.Second))
-	require.Equal(t, ExternalDNS, env.DNS, "the external DNS is the host's, on the nodes' network")
+	require.Equal(t, ExternalDNS, env.DNS, "the external DNS is the host's")
 	st, err := p.load(spec.Name)
 	require.NoError(t, err)
 	require.True(t, isServe(st.ServePID, p.dir(spec.Name)), "up leaves the load balancers and external DNS served")
@@ -107,6 +109,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 	host := p.findDocker(ctx)
 	require.NotEmpty(t, host)
 	require.NoError(t, p.ImportArchive(ctx, spec.Name, archive))
+	podsOf := make([][]*corev1.Pod, len(env.Clusters))
 	for i, c := range env.Clusters {
 		t.Run(c.Name, func(t *testing.T) {
 			cs, err := clusters.Client(env.Kubeconfig, c.Context)
@@ -119,6 +122,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 				require.Equal(t, "v1.37.2", n.Status.NodeInfo.KubeletVersion)
 			}
 			pods := startPodnet(ctx, t, cs, nl.Items, podnetImage)
+			podsOf[i] = pods
 			a, b := pods[0], pods[1]
 			require.NotEqual(t, a.Spec.NodeName, b.Spec.NodeName)
 			plan := planOf(i)
@@ -153,6 +157,60 @@ func TestKindClustersUpAndDown(t *testing.T) {
 			t.Logf("cluster %s: %d nodes, %.0f MiB in its node containers (with the test's pods)", c.Name, len(names), float64(mem)/(1<<20))
 		})
 	}
+
+	t.Run("across clusters", func(t *testing.T) {
+		require.NotEmpty(t, podsOf[0])
+		require.NotEmpty(t, podsOf[1])
+		a, b := podsOf[0][0], podsOf[1][0]
+		csA, err := clusters.Client(env.Kubeconfig, env.Clusters[0].Context)
+		require.NoError(t, err)
+		csB, err := clusters.Client(env.Kubeconfig, env.Clusters[1].Context)
+		require.NoError(t, err)
+
+		// A load balancer of cluster a, published under a name of the
+		// topology's domain, as the Stargates' are.
+		name := "podnet." + env.Clusters[0].Name + "." + spec.Domain
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "podnet-lb", Annotations: map[string]string{clusters.ExternalHostnamesAnnotation: name}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": a.Labels["app"]},
+				Ports: []corev1.ServicePort{{Port: 8080, TargetPort: intstr8080}}},
+		}
+		_, err = csA.CoreV1().Services(a.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+		require.NoError(t, err)
+		var lbIP netip.Addr
+		require.Eventually(t, func() bool {
+			s, err := csA.CoreV1().Services(a.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+			if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
+				return false
+			}
+			lbIP, err = netip.ParseAddr(s.Status.LoadBalancer.Ingress[0].IP)
+			return err == nil
+		}, time.Minute, time.Second, "the load balancer gets an address")
+		require.True(t, podnet.LBPrefix(0).Contains(lbIP), "load balancer %s in cluster a's pool %s", lbIP, podnet.LBPrefix(0))
+
+		// The host reaches it (the load balancer forwards to the NodePort).
+		var who map[string]string
+		hc := http.Client{Timeout: 5 * time.Second}
+		resp, err := hc.Get("http://" + netip.AddrPortFrom(lbIP, 8080).String() + "/whoami")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&who))
+		require.Equal(t, a.Name, who["pod"], "the host through the load balancer")
+
+		// A pod of cluster b finds it by name (its CoreDNS forwards the
+		// domain to the external DNS) and reaches it across the host.
+		var addrs []string
+		get(ctx, t, csB, b, "/resolve", map[string]string{"name": name}, &addrs)
+		require.Equal(t, []string{lbIP.String()}, addrs)
+		get(ctx, t, csB, b, "/fetch", map[string]string{"url": "http://" + name + ":8080/whoami"}, &who)
+		require.Equal(t, a.Name, who["pod"], "cluster b's pod through cluster a's load balancer")
+
+		// Names outside cluster.local and the domain are NXDOMAIN: CoreDNS
+		// asks no resolver off the machine.
+		body, err := csB.CoreV1().Pods(b.Namespace).ProxyGet("http", b.Name, "8080", "/resolve", map[string]string{"name": "example.com"}).DoRaw(ctx)
+		require.Error(t, err, "example.com resolved: %s", body)
+		require.Contains(t, string(body)+err.Error(), "no such host")
+	})
 
 	require.NoError(t, p.Down(ctx, spec.Name))
 	downed = true
