@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -188,13 +189,18 @@ func TestKindClustersUpAndDown(t *testing.T) {
 		}, time.Minute, time.Second, "the load balancer gets an address")
 		require.True(t, podnet.LBPrefix(0).Contains(lbIP), "load balancer %s in cluster a's pool %s", lbIP, podnet.LBPrefix(0))
 
-		// The host reaches it (the load balancer forwards to the NodePort).
+		// The host reaches it (the load balancer forwards to the NodePort,
+		// which kube-proxy programs a moment after the address is given).
 		var who map[string]string
 		hc := http.Client{Timeout: 5 * time.Second}
-		resp, err := hc.Get("http://" + netip.AddrPortFrom(lbIP, 8080).String() + "/whoami")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&who))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			resp, err := hc.Get("http://" + netip.AddrPortFrom(lbIP, 8080).String() + "/whoami")
+			if !assert.NoError(c, err) {
+				return
+			}
+			defer resp.Body.Close()
+			assert.NoError(c, json.NewDecoder(resp.Body).Decode(&who))
+		}, 30*time.Second, time.Second, "the host through the load balancer")
 		require.Equal(t, a.Name, who["pod"], "the host through the load balancer")
 
 		// A pod of cluster b finds it by name (its CoreDNS forwards the
