@@ -337,7 +337,8 @@ func gobuild(t *testing.T, dir string, env []string, pkgs ...string) {
 
 // hostState is what Docker and kind change on the host: links of
 // Docker's and the nodes' bridges, the firewall rules naming them or
-// Docker's chains, the chains' policies, and the nftables tables.
+// Docker's chains, the chains' policies, the nftables tables, the
+// harness's addresses on lo, and whether /lib/modules exists.
 func hostState(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
@@ -356,7 +357,17 @@ func hostState(t *testing.T) string {
 		}
 	}
 	tables, _ := exec.Command("nft", "list", "tables").Output()
-	b.Write(bytes.TrimSpace(tables))
+	fmt.Fprintln(&b, string(bytes.TrimSpace(tables)))
+	addrs, err := podnet.LoopbackAddrs(context.Background())
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if podnet.HarnessRange.Contains(a) {
+			fmt.Fprintln(&b, "lo", a)
+		}
+	}
+	if _, err := os.Stat(modulesDir); err == nil {
+		fmt.Fprintln(&b, "dir", modulesDir)
+	}
 	return b.String()
 }
 

@@ -118,6 +118,22 @@ type state struct {
 	Routes []route `json:"routes,omitempty"`
 	// ServePID is the process serving the load balancers and external DNS.
 	ServePID int `json:"servePID,omitempty"`
+	// MadeModulesDir says that modulesDir did not exist before Up: kind
+	// mounts it into every node, and Docker creates a missing source.
+	MadeModulesDir bool `json:"madeModulesDir,omitempty"`
+}
+
+// modulesDir is the host folder kind mounts into its nodes.
+var modulesDir = "/lib/modules"
+
+// removeModulesDir removes modulesDir when Up's clusters made it and it is
+// still empty; one that something filled since is no longer only ours.
+func removeModulesDir() error {
+	err := os.Remove(modulesDir)
+	if err == nil || errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return nil
+	}
+	return fmt.Errorf("remove %s, which the kind nodes' mount made: %w", modulesDir, err)
 }
 
 func (p *provider) dir(name string) string { return filepath.Join(p.o.StateRoot, name) }
@@ -185,7 +201,10 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 			st.Hashes[k] = v
 		}
 		st.Spec.Clusters = append(st.Spec.Clusters, dropped(old.Spec, spec)...)
-		st.Routes, st.ServePID = old.Routes, old.ServePID
+		st.Routes, st.ServePID, st.MadeModulesDir = old.Routes, old.ServePID, old.MadeModulesDir
+	}
+	if _, err := os.Stat(modulesDir); errors.Is(err, os.ErrNotExist) {
+		st.MadeModulesDir = true
 	}
 	if err := os.MkdirAll(p.dir(spec.Name), 0o700); err != nil {
 		return nil, err
@@ -579,7 +598,8 @@ func (p *provider) Status(ctx context.Context, name string) (*clusters.Environme
 
 // Down deletes the environment's kind clusters, the nodes' network once
 // no node is left on it, the Docker daemon the provider started once no
-// container is left, and the environment's state.
+// container is left, the host's /lib/modules when the nodes' mount made it,
+// and the environment's state.
 func (p *provider) Down(ctx context.Context, name string) error {
 	unlock, err := p.lock(name)
 	if err != nil {
@@ -612,6 +632,9 @@ func (p *provider) Down(ctx context.Context, name string) error {
 	}
 	if errors.Join(errs...) == nil {
 		errs = append(errs, p.stopOwnDaemon(ctx, host))
+	}
+	if errors.Join(errs...) == nil && st.MadeModulesDir {
+		errs = append(errs, removeModulesDir())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("environment %q on kind: %w", name, err)

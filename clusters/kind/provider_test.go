@@ -3,6 +3,7 @@ package kind
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,21 @@ func TestNamesListsRecordedEnvironments(t *testing.T) {
 	names, err := Names(o)
 	require.NoError(t, err)
 	require.Equal(t, []string{"e"}, names)
+}
+
+// TestRemoveModulesDir: the folder the nodes' mount made goes while empty;
+// one that something filled since stays, and a missing one is no error.
+func TestRemoveModulesDir(t *testing.T) {
+	old := modulesDir
+	t.Cleanup(func() { modulesDir = old })
+	modulesDir = filepath.Join(t.TempDir(), "modules")
+
+	require.NoError(t, removeModulesDir(), "missing")
+	require.NoError(t, os.Mkdir(modulesDir, 0o755))
+	require.NoError(t, removeModulesDir())
+	require.NoDirExists(t, modulesDir)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(modulesDir, "6.1.0"), 0o755))
+	require.NoError(t, removeModulesDir(), "filled since")
+	require.DirExists(t, filepath.Join(modulesDir, "6.1.0"))
 }
