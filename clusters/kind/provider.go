@@ -12,8 +12,8 @@
 // The host serves every cluster as the embedded provider does its own: a
 // detached process (Serve) runs the load-balancer controller of each
 // cluster (addresses from podnet.LBPrefix(i) on the host's lo, forwarded to
-// the Services' NodePorts on the nodes) and the external DNS on the host's
-// address on the nodes' network, where each cluster's CoreDNS forwards the
+// the Services' NodePorts on the nodes) and the external DNS on its own
+// address on lo (ExternalDNS), where each cluster's CoreDNS forwards the
 // topology's domain. Host routes reach the pods and services, so replies
 // and the harness's probes find them, and the network faults act on the
 // host as on the embedded provider's: pod traffic to another cluster's

@@ -99,8 +99,9 @@ func InPodCgroup(content []byte, uid string) bool {
 
 // PodPIDs returns the pids of the pod with uid: every process in one of
 // its named namespaces, plus every process whose cgroup is the pod's (see
-// InPodCgroup) but its sandbox's pause, plus every process whose environment or command line names
-// the uid. The calling process is never included.
+// InPodCgroup) but its sandbox's pause, plus every process whose
+// environment or command line names the uid. The calling process is never
+// included.
 func (f Finder) PodPIDs(uid string) ([]int, error) {
 	if uid == "" {
 		return nil, errors.New("procs: empty pod uid")
