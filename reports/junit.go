@@ -147,6 +147,9 @@ func (r Run) runProperties(s Summary) []junitProperty {
 	if m.TimeScale > 0 {
 		add("time-scale", strconv.FormatFloat(m.TimeScale, 'g', -1, 64))
 	}
+	if m.Parallel > 0 {
+		add("parallel", strconv.Itoa(m.Parallel))
+	}
 	add("reruns", strconv.Itoa(m.Reruns))
 	for _, k := range sortedKeys(m.Filters) {
 		add("filter."+k, m.Filters[k])

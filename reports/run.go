@@ -47,6 +47,8 @@ type Meta struct {
 	Components map[string]string `json:"components,omitempty"`
 	// TimeScale multiplied every scenario deadline.
 	TimeScale float64 `json:"timeScale,omitempty"`
+	// Parallel is how many isolated cases of a cell ran at the same time.
+	Parallel int `json:"parallel,omitempty"`
 	// Reruns is how often a failed case could run again.
 	Reruns int `json:"reruns,omitempty"`
 	// Filters are the selection the run was started with (run, layer, label, workload, trust).

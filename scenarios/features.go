@@ -37,6 +37,39 @@ func (w *World) Features(cases []Case) []types.Feature {
 	return out
 }
 
+// CellRun is how the tests of one cell run: Lead first and alone (its
+// setup deploys the cell), then Together at the same time, at most
+// RunConfig.Parallel at once, then Rest one after another. Together holds
+// the tests of isolated scenarios (Scenario.Isolated), Rest every other.
+// Test names do not change with the order.
+type CellRun struct {
+	Lead, Together, Rest []types.Feature
+}
+
+// CellRun splits the plan of one cell (see CellRun); with
+// RunConfig.Parallel at 1 or less every test is in Rest, in plan order.
+func (w *World) CellRun(cases []Case) CellRun {
+	var run CellRun
+	for _, c := range cases {
+		fs := w.Features([]Case{c})
+		switch {
+		case len(fs) == 0:
+			continue
+		case w.Config.Parallel <= 1:
+			run.Rest = append(run.Rest, fs...)
+			continue
+		case run.Lead == nil:
+			run.Lead, fs = fs[:1], fs[1:]
+		}
+		if c.Scenario.Isolated() {
+			run.Together = append(run.Together, fs...)
+		} else {
+			run.Rest = append(run.Rest, fs...)
+		}
+	}
+	return run
+}
+
 // caseRun is one feature's state, shared by its steps.
 type caseRun struct {
 	w      *World

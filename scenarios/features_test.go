@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy"
@@ -73,10 +74,10 @@ func fakeCatalogue() []Scenario {
 	return []Scenario{
 		{ID: "tls/ok", Layer: LayerTLS, Summary: "the fake works", Expect: Pass, Try: ok},
 		{ID: "tls/broken", Layer: LayerTLS, Expect: Pass, Try: broken},
-		{ID: "tls/refused", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
-		{ID: "tls/vacuous", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: always},
+		{ID: "tls/refused", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
+		{ID: "tls/vacuous", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: always},
 		{ID: "tls/bad-control", Layer: LayerTLS, Expect: fc, Control: "tls/broken", Try: refusedUnlessControl},
-		{ID: "tls/wrong-reason", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: timeout},
+		{ID: "tls/wrong-reason", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: timeout},
 		{ID: "tls/dirty", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: dirty},
 		// It asserts the baseline, so a broken baseline is its own failure.
 		{ID: "tls/asserts-baseline", Layer: LayerTLS, Expect: Pass, AssertsBaseline: true,
@@ -99,7 +100,7 @@ func TestFakeSuite(t *testing.T) {
 	topo, err := topology.Parse([]byte("name: fake\nclusters: [{name: region-a, role: stargate}, {name: workers, role: workers}]\n"))
 	require.NoError(t, err)
 	w := &World{
-		Config:   &RunConfig{Artifacts: dir, TimeScale: 1, Environment: &clusters.Environment{}},
+		Config:   &RunConfig{Artifacts: dir, TimeScale: 1, Parallel: 3, Environment: &clusters.Environment{}},
 		Topology: topo,
 		Cells: []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle},
 			{Workload: matrix.Mixed, Trust: matrix.Bundle}},
@@ -114,7 +115,7 @@ func TestFakeSuite(t *testing.T) {
 			return nil
 		},
 	}
-	env.NewWithConfig(envconf.New()).Test(t, w.Features(w.Plan())...)
+	runCells(t, env.NewWithConfig(envconf.New()), w, w.Plan())
 }
 
 func TestSuiteJudgesCases(t *testing.T) {
@@ -184,4 +185,43 @@ func TestSuiteJudgesCases(t *testing.T) {
 			require.Equal(t, "the fake works", r.Description, "the scenario's summary describes its cases")
 		}
 	}
+}
+
+// A cell's first test runs alone (it deploys the cell), its isolated
+// cases together, and every other case one after another, in plan order;
+// with Parallel at 1 every test runs one after another.
+func TestCellRunPutsOnlyIsolatedCasesTogether(t *testing.T) {
+	cell := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.System}
+	fc := FailClosed(reason.UnknownAuthority)
+	var cases []Case
+	for _, s := range []Scenario{
+		{ID: "tls/variant", Labels: []string{LabelPylon, LabelDeploys}, Expect: Pass},
+		{ID: "quic/probe", Labels: []string{LabelProbe}, Expect: fc, Control: "quic/probe-ok"},
+		{ID: "watch/across", Labels: []string{LabelProbe, LabelCrossRegion}, Expect: Pass},
+		{ID: "resilience/fault", Labels: []string{LabelProbe, LabelFaults}, Expect: Pass},
+		{ID: "discovery/pylon", Labels: []string{LabelProbe, LabelPylon}, Expect: Pass},
+		{ID: "authority/rollout", Labels: []string{LabelProbe, LabelDeploys}, Expect: Pass},
+	} {
+		cases = append(cases, Case{Scenario: s, Cell: cell})
+	}
+	names := func(fs []types.Feature) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Name())
+		}
+		return out
+	}
+	w := &World{Config: &RunConfig{Parallel: 4}}
+	run := w.CellRun(cases)
+	require.Equal(t, []string{cases[0].Name()}, names(run.Lead))
+	require.Equal(t, []string{cases[1].Name(), cases[1].ControlConfigName(), cases[2].Name()}, names(run.Together),
+		"only cases whose actors are the harness's probes run together, with their control-configuration twins")
+	require.Equal(t, []string{cases[3].Name(), cases[4].Name(), cases[5].Name()}, names(run.Rest),
+		"faults, the reference Pylon's state and rollouts are shared by the cell")
+
+	w.Config.Parallel = 1
+	run = w.CellRun(cases)
+	require.Empty(t, run.Lead)
+	require.Empty(t, run.Together)
+	require.Equal(t, names(w.Features(cases)), names(run.Rest))
 }

@@ -58,6 +58,9 @@ type RunConfig struct {
 	Defect manifests.Defect `json:"defect,omitzero"`
 	// TimeScale multiplies every wait deadline (default 1); slow machines raise it.
 	TimeScale float64 `json:"timeScale,omitempty"`
+	// Parallel is how many isolated cases of a cell run at the same time
+	// (World.CellRun); 0 or 1 runs every case one after another.
+	Parallel int `json:"parallel,omitempty"`
 	// OwnerPID is the `harness run` that started the suite (0: none, a run
 	// by hand). When it exits, killed with SIGKILL say, the suite stops as
 	// on Ctrl-C (see WatchOwner).

@@ -42,6 +42,16 @@ const (
 	LabelCrossRegion = "cross-region"
 )
 
+// Isolated reports whether s may run beside other cases of its cell: its
+// only actors are the harness's probes, under ids and nonces of their own,
+// and its server-side checks read only what those ids did. It carries
+// LabelProbe and none of LabelPylon (the reference Pylon's state is shared
+// by the cell), LabelDeploys (a rollout changes what every case sees) or
+// LabelFaults (a fault hits every case's traffic).
+func (s Scenario) Isolated() bool {
+	return s.HasLabel(LabelProbe) && !s.HasLabel(LabelPylon) && !s.HasLabel(LabelDeploys) && !s.HasLabel(LabelFaults)
+}
+
 // Setting selects the configuration a scenario's steps run with.
 type Setting int
 

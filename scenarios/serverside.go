@@ -41,6 +41,10 @@ type held struct {
 	Accepted map[string]int
 	// Registers counts the RegisterInferenceServer calls it received.
 	Registers int64
+	// Probed counts them by the probe id they carried (the harness's own
+	// rogue registrations): the routing checks compare these, so cases
+	// that run at the same time do not see each other's calls.
+	Probed map[string]int64
 	// Heartbeat is the registration heartbeat it announces.
 	Heartbeat time.Duration
 	doc       Doc
@@ -56,7 +60,8 @@ type stargateDoc struct {
 	} `json:"inference_servers"`
 	HeartbeatMS int64 `json:"registration_heartbeat_ms"`
 	Requests    map[string]struct {
-		Total int64 `json:"total"`
+		Total   int64            `json:"total"`
+		ByProbe map[string]int64 `json:"by_probe"`
 	} `json:"requests"`
 	Extra struct {
 		ReverseTunnel *struct {
@@ -99,6 +104,7 @@ func readHeld(region string, p Pod, d Doc) (held, error) {
 	h.Tunnels = slices.Sorted(slices.Values(s.Extra.ReverseTunnel.Sessions))
 	h.Accepted = s.Extra.ReverseTunnel.Handshakes.AcceptedByID
 	h.Registers = s.Requests["RegisterInferenceServer"].Total
+	h.Probed = s.Requests["RegisterInferenceServer"].ByProbe
 	if s.HeartbeatMS > 0 {
 		h.Heartbeat = time.Duration(s.HeartbeatMS) * time.Millisecond
 	}
@@ -162,7 +168,7 @@ type absence struct {
 	// refused); empty: nowhere.
 	registeredOn string
 	// routed also requires that no replica received a registration
-	// request since before (a refused :authority reaches no replica).
+	// call of id since before (a refused :authority reaches no replica).
 	routed bool
 }
 
@@ -175,7 +181,7 @@ func (a absence) String() string {
 	}
 	what = append(what, "no reverse tunnel or accepted tunnel handshake of "+a.id+" anywhere")
 	if a.routed {
-		what = append(what, "no RegisterInferenceServer call reaching any replica")
+		what = append(what, "no RegisterInferenceServer call of "+a.id+" reaching any replica")
 	}
 	return strings.Join(what, "; ")
 }
@@ -256,8 +262,8 @@ func (a absence) violations(now []held) []string {
 		if len(out) == found && h.name() != a.registeredOn && h.doc.Mentions(a.id) {
 			out = append(out, fmt.Sprintf("Stargate %s's /status mentions %s: %s", h.name(), a.id, h.doc))
 		}
-		if a.routed && known && h.Registers > b.Registers {
-			out = append(out, fmt.Sprintf("Stargate %s received %d RegisterInferenceServer call(s) since before the attempt", h.name(), h.Registers-b.Registers))
+		if n := h.Probed[a.id] - b.Probed[a.id]; a.routed && known && n > 0 {
+			out = append(out, fmt.Sprintf("Stargate %s received %d RegisterInferenceServer call(s) of %s since before the attempt", h.name(), n, a.id))
 		}
 	}
 	return out
@@ -278,8 +284,8 @@ type presence struct {
 	// on are the replicas ("region/pod") that must hold it, and no other;
 	// nil means every ready replica of every region.
 	on []string
-	// before, when set, also requires a RegisterInferenceServer call to
-	// have reached exactly the replicas on since then (routing).
+	// before, when set, also requires a RegisterInferenceServer call of
+	// id to have reached exactly the replicas on since then (routing).
 	before []held
 	// tunnel requires an accepted tunnel handshake of id on exactly on
 	// (since before) instead of a registration.
@@ -297,7 +303,7 @@ func (p presence) String() string {
 	}
 	s := what + " on exactly " + where
 	if p.before != nil && !p.tunnel {
-		s += ", reached by a RegisterInferenceServer call there and nowhere else"
+		s += ", reached by a RegisterInferenceServer call of " + p.id + " there and nowhere else"
 	}
 	return s
 }
@@ -363,7 +369,7 @@ func (p presence) mismatch(now []held, want []string) error {
 		if slices.Contains(h.Registrations, p.id) {
 			has = append(has, h.name())
 		}
-		if _, known := findHeld(p.before, h.name()); known && h.Registers > b.Registers {
+		if _, known := findHeld(p.before, h.name()); known && h.Probed[p.id] > b.Probed[p.id] {
 			reached = append(reached, h.name())
 		}
 	}
@@ -375,7 +381,7 @@ func (p presence) mismatch(now []held, want []string) error {
 		return err
 	}
 	if p.before != nil && !p.tunnel {
-		return expectSet("replicas that received a RegisterInferenceServer call", want, reached)
+		return expectSet("replicas that received a RegisterInferenceServer call of "+p.id, want, reached)
 	}
 	return nil
 }
@@ -414,9 +420,9 @@ func (e *Env) recordServerSide(rec serverRecord) {
 	fmt.Fprintf(&b, "held at the last sweep:\n")
 	for _, h := range rec.last {
 		bh, known := findHeld(rec.before, h.name())
-		calls := fmt.Sprintf("%d", h.Registers)
+		calls := fmt.Sprintf("%d of %s, %d in all", h.Probed[rec.id], rec.id, h.Registers)
 		if known {
-			calls = fmt.Sprintf("%d (before %d)", h.Registers, bh.Registers)
+			calls = fmt.Sprintf("%d of %s (before %d), %d in all (before %d)", h.Probed[rec.id], rec.id, bh.Probed[rec.id], h.Registers, bh.Registers)
 		}
 		name := h.name()
 		if !h.Ready {

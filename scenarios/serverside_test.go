@@ -19,8 +19,14 @@ import (
 // of ids, tunnels of tunnels, and calls RegisterInferenceServer calls.
 func replicaDoc(t *testing.T, ids, tunnels []string, calls int64) Doc {
 	t.Helper()
+	return probedDoc(t, ids, tunnels, calls, nil)
+}
+
+// probedDoc is replicaDoc whose calls carried the probe ids of probed.
+func probedDoc(t *testing.T, ids, tunnels []string, calls int64, probed map[string]int64) Doc {
+	t.Helper()
 	st := stargate.Status{Role: "stargate", HeartbeatMS: 2000,
-		Requests: map[string]stargate.MethodRequests{"RegisterInferenceServer": {Total: calls}},
+		Requests: map[string]stargate.MethodRequests{"RegisterInferenceServer": {Total: calls, ByProbe: probed}},
 		Extra: map[string]any{"reverse_tunnel": map[string]any{"sessions": tunnels,
 			"handshakes": map[string]any{"accepted": len(tunnels), "accepted_by_id": map[string]int{}}}}}
 	for _, id := range ids {
@@ -64,13 +70,20 @@ func TestAbsenceNamesEveryBreach(t *testing.T) {
 	a := absence{id: "authority-1", before: before, routed: true}
 	require.Empty(t, a.violations(before), "nothing changed: the refusal holds")
 
+	// Another case's calls, running at the same time, are not a breach.
+	others := []held{
+		heldBy(t, "region-a", "stargate-0", probedDoc(t, []string{"echo-pylon", "authority-9"}, nil, 6, map[string]int64{"authority-9": 2})),
+		heldBy(t, "region-b", "stargate-0", replicaDoc(t, []string{"echo-pylon"}, nil, 2)),
+	}
+	require.Empty(t, a.violations(others), "only authority-1's own calls count")
+
 	now := []held{
-		heldBy(t, "region-a", "stargate-0", replicaDoc(t, []string{"authority-1", "echo-pylon"}, nil, 5)),
+		heldBy(t, "region-a", "stargate-0", probedDoc(t, []string{"authority-1", "echo-pylon"}, nil, 5, map[string]int64{"authority-1": 1})),
 		heldBy(t, "region-b", "stargate-0", replicaDoc(t, []string{"echo-pylon"}, []string{"authority-1"}, 2)),
 	}
 	v := a.violations(now)
 	require.Contains(t, v, "Stargate region-a/stargate-0 holds a registration of authority-1")
-	require.Contains(t, v, "Stargate region-a/stargate-0 received 1 RegisterInferenceServer call(s) since before the attempt")
+	require.Contains(t, v, "Stargate region-a/stargate-0 received 1 RegisterInferenceServer call(s) of authority-1 since before the attempt")
 	require.Contains(t, v, "Stargate region-b/stargate-0 holds a reverse tunnel of authority-1")
 
 	// A quic case's own registration is allowed where it was made, a tunnel never.
@@ -86,17 +99,23 @@ func TestPresenceRequiresExactlyTheNamedReplica(t *testing.T) {
 		heldBy(t, "region-a", "stargate-1", replicaDoc(t, nil, nil, 0)),
 	}
 	p := presence{id: "authority-2", on: []string{"region-a/stargate-1"}, before: before}
-	right := []held{
-		heldBy(t, "region-a", "stargate-0", replicaDoc(t, nil, nil, 0)),
-		heldBy(t, "region-a", "stargate-1", replicaDoc(t, []string{"authority-2"}, nil, 1)),
+	right := []held{ // another case's call reached stargate-0 meanwhile
+		heldBy(t, "region-a", "stargate-0", probedDoc(t, nil, nil, 1, map[string]int64{"authority-9": 1})),
+		heldBy(t, "region-a", "stargate-1", probedDoc(t, []string{"authority-2"}, nil, 1, map[string]int64{"authority-2": 1})),
 	}
 	require.NoError(t, p.mismatch(right, p.on))
 
-	wrong := []held{ // registered on the named one, but the call went to the other first
-		heldBy(t, "region-a", "stargate-0", replicaDoc(t, nil, nil, 1)),
+	unseen := []held{ // registered, but no call of authority-2 was counted anywhere
+		heldBy(t, "region-a", "stargate-0", replicaDoc(t, nil, nil, 0)),
 		heldBy(t, "region-a", "stargate-1", replicaDoc(t, []string{"authority-2"}, nil, 1)),
 	}
-	require.ErrorContains(t, p.mismatch(wrong, p.on), "replicas that received a RegisterInferenceServer call")
+	require.ErrorContains(t, p.mismatch(unseen, p.on), "replicas that received a RegisterInferenceServer call of authority-2")
+
+	wrong := []held{ // registered on the named one, but the call went to the other first
+		heldBy(t, "region-a", "stargate-0", probedDoc(t, nil, nil, 1, map[string]int64{"authority-2": 1})),
+		heldBy(t, "region-a", "stargate-1", probedDoc(t, []string{"authority-2"}, nil, 1, map[string]int64{"authority-2": 1})),
+	}
+	require.ErrorContains(t, p.mismatch(wrong, p.on), "replicas that received a RegisterInferenceServer call of authority-2")
 	elsewhere := []held{
 		heldBy(t, "region-a", "stargate-0", replicaDoc(t, []string{"authority-2"}, nil, 1)),
 		heldBy(t, "region-a", "stargate-1", replicaDoc(t, nil, nil, 0)),

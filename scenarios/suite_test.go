@@ -5,11 +5,13 @@ import (
 	"flag"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/reports"
 )
@@ -62,6 +64,7 @@ func TestMain(m *testing.M) {
 
 // TestScenarios runs the planned cases cell by cell; each case is a
 // feature named like "tls/wrong-root[workload=deployment,trust=bundle]".
+// Within a cell the isolated cases run at the same time (World.CellRun).
 func TestScenarios(t *testing.T) {
 	if setupErr != nil {
 		t.Fatalf("connect to the environment: %v", setupErr)
@@ -76,6 +79,12 @@ func TestScenarios(t *testing.T) {
 	}
 	// The runner shows these lines live (reports.ProgressMarker).
 	world.Progress = reports.NewProgress(os.Stdout, reports.ProgressMarker, world.Tests(cases))
+	runCells(t, testenv, world, cases)
+}
+
+// runCells runs cases cell by cell through te, each cell as
+// World.CellRun orders it.
+func runCells(t *testing.T, te env.Environment, w *World, cases []Case) {
 	for _, cell := range Cells(cases) {
 		var inCell []Case
 		for _, c := range cases {
@@ -83,6 +92,24 @@ func TestScenarios(t *testing.T) {
 				inCell = append(inCell, c)
 			}
 		}
-		testenv.Test(t, world.Features(inCell)...)
+		run := w.CellRun(inCell)
+		te.Test(t, run.Lead...)
+		together(t, te, w.Config.Parallel, run.Together)
+		te.Test(t, run.Rest...)
 	}
+}
+
+// together runs features at the same time, at most n at once, starting
+// them in order; it returns when all have ended.
+func together(t *testing.T, te env.Environment, n int, features []types.Feature) {
+	slots := make(chan struct{}, max(n, 1))
+	var wg sync.WaitGroup
+	for _, f := range features {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			te.Test(t, f)
+		})
+	}
+	wg.Wait()
 }

@@ -34,6 +34,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&o.Trusts, "trust", "", "comma-separated trust sources (system, bundle, grpc-override)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
+	fs.IntVar(&o.Parallel, "parallel", harnessrun.DefaultParallel, "how many isolated cases of a cell (probes only) run at the same time; 1 runs every case one after another")
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
@@ -48,6 +49,9 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) error {
 	if err := f.provider.check(); err != nil {
 		return err
+	}
+	if o.Parallel < 1 {
+		return fmt.Errorf("--parallel %d: want 1 or more (1 runs every case one after another)", o.Parallel)
 	}
 	var err error
 	if o.Images, err = parseImages(f.images); err != nil {

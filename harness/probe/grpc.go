@@ -15,7 +15,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 
+	"github.com/nvcf/conformance/fixtures/stargate"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
 )
@@ -195,7 +197,10 @@ func (p *Prober) Register(ctx context.Context, t GRPCTarget, reg *stargatepb.Inf
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).RegisterInferenceServer(life)
+	// The probe id lets a Stargate's /status count this call apart from
+	// those of cases running at the same time.
+	call := metadata.AppendToOutgoingContext(life, stargate.ProbeHeader, reg.GetInferenceServerId())
+	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).RegisterInferenceServer(call)
 	if err == nil {
 		if err = stream.Send(reg); errors.Is(err, io.EOF) {
 			// The stream ended before our message went out (a refusal
@@ -234,7 +239,7 @@ func (p *Prober) Register(ctx context.Context, t GRPCTarget, reg *stargatepb.Inf
 	}
 	r.Heartbeat = 5 * time.Second
 	if md, err := stream.Header(); err == nil {
-		if v := md.Get("x-stargate-registration-heartbeat-ms"); len(v) > 0 {
+		if v := md.Get(stargate.HeartbeatHeader); len(v) > 0 {
 			if ms, err := strconv.Atoi(v[0]); err == nil && ms > 0 {
 				r.Heartbeat = time.Duration(ms) * time.Millisecond
 			}

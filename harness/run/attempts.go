@@ -118,7 +118,7 @@ func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, proc
 func (o *Options) report(start time.Time, results []reports.CaseResult) reports.Run {
 	m := o.Meta
 	m.Topology, m.TopologyHash = o.Topology.Name, topologyHash(o)
-	m.TimeScale, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Reruns, start, time.Since(start)
+	m.TimeScale, m.Parallel, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Parallel, o.Reruns, start, time.Since(start)
 	m.Filters = map[string]string{}
 	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts} {
 		if v != "" {

@@ -54,6 +54,10 @@ type Options struct {
 	Keep bool
 	// TimeScale multiplies the scenarios' deadlines (default 1).
 	TimeScale float64
+	// Parallel is how many isolated cases of a cell run at the same time
+	// (scenarios.RunConfig.Parallel); 1 runs every case one after another,
+	// 0 means DefaultParallel.
+	Parallel int
 	// Images replace the reference components' images (empty: nvcf-ref:dev).
 	Images manifests.Images
 	// Reruns runs failed cases again, up to this many times, each time in
@@ -69,6 +73,11 @@ type Options struct {
 	Stdout io.Writer
 	Logger *slog.Logger
 }
+
+// DefaultParallel is how many isolated cases run at once unless told: they
+// spend their time watching the Stargates for a refusal's window, so
+// more than the machine's cores overlap well.
+const DefaultParallel = 6
 
 // Result is what a run produced.
 type Result struct {
@@ -160,7 +169,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	cfg := scenarios.RunConfig{
 		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Images: o.Images, Flavor: o.Flavor,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}
@@ -253,6 +262,9 @@ func (o *Options) fill() error {
 	}
 	if o.TimeScale <= 0 {
 		o.TimeScale = 1
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
 	}
 	if o.TopologyRef == "" {
 		o.TopologyRef = o.Topology.Name

@@ -103,7 +103,7 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 	if err != nil {
 		return nil, err
 	}
-	base := scenarios.RunConfig{Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: mint.Dir, TimeScale: o.TimeScale, Images: o.Images,
+	base := scenarios.RunConfig{Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: mint.Dir, TimeScale: o.TimeScale, Parallel: DefaultParallel, Images: o.Images,
 		OwnerPID: os.Getpid()}
 
 	m = &reports.DetectionMatrix{}
