@@ -202,15 +202,17 @@ func (e *Env) window(hs []held) (time.Duration, time.Duration) {
 }
 
 // heldNowhere proves a refusal on the server side: for the window after
-// it, every replica of every region is asked every second, and none may
+// it, every replica of every region is asked every second and when the
+// window closes, and none may
 // hold what a.String() excludes. A violation is a plain error (no typed
 // reason), so the case fails even though a client saw a refusal; a
 // failure to ask is a step's failure.
 func (e *Env) heldNowhere(ctx context.Context, a absence) error {
 	win, hb := e.window(a.before)
 	start := time.Now()
-	tick := time.NewTicker(sweepEvery)
-	defer tick.Stop()
+	// Every second, and once more the moment the window closes.
+	next := time.NewTimer(min(sweepEvery, win))
+	defer next.Stop()
 	rec := serverRecord{check: a.String(), start: start, before: a.before, id: a.id,
 		window: fmt.Sprintf("%s (3 heartbeats of %s and half a period, at least)", win.Round(time.Millisecond), hb)}
 	for {
@@ -238,7 +240,8 @@ func (e *Env) heldNowhere(ctx context.Context, a absence) error {
 			rec.verdict = "cut short: " + ctx.Err().Error()
 			e.recordServerSide(rec)
 			return stepFailed("watch the Stargates after the refusal", ctx.Err())
-		case <-tick.C:
+		case <-next.C:
+			next.Reset(min(sweepEvery, max(win-time.Since(start), 0)))
 		}
 	}
 }

@@ -65,6 +65,8 @@ func TestProfileGroupsCasesAndCellSwitches(t *testing.T) {
 		{Name: "tls/a[c1]", Layer: "tls", Cell: "c1", Start: t0, Duration: 10 * time.Second},
 		{Name: "tls/b[c2]", Layer: "tls", Cell: "c2", Start: t0.Add(10 * time.Second), Duration: 5 * time.Second},
 		{Name: "watch/a[c2]", Layer: "watch", Cell: "c2", Start: t0.Add(15 * time.Second), Duration: 20 * time.Second},
+		// Ran beside watch/a: in the case time, not again in the wall time.
+		{Name: "watch/b[c2]", Layer: "watch", Cell: "c2", Start: t0.Add(20 * time.Second), Duration: 10 * time.Second},
 	} {
 		c.Evidence = filepath.Join(dir, reports.CasesDir, string(rune('a'+i)))
 		c.Outcome = reports.Pass
@@ -76,12 +78,16 @@ func TestProfileGroupsCasesAndCellSwitches(t *testing.T) {
 	p, err := profile(dir, 40*time.Second, samples)
 	require.NoError(t, err)
 	require.Equal(t, 35*time.Second, p.Cases)
+	require.Equal(t, 45*time.Second, p.CaseTime)
 	require.Equal(t, 9500*time.Millisecond, p.Deploy)
 	require.Equal(t, 2, p.Deploys)
 	require.Equal(t, "watch", p.ByLayer[0].Name)
 	require.Equal(t, 20*time.Second, p.ByLayer[0].Wall)
+	require.Equal(t, 30*time.Second, p.ByLayer[0].CaseTime)
+	require.Equal(t, 2, p.ByLayer[0].Cases)
+	require.Equal(t, 25*time.Second, p.ByCell[0].Wall, "c2 ran from 10 s to 35 s")
 	require.Equal(t, 15*time.Second, p.ByLayer[1].CPU)
 	require.Equal(t, "c2", p.ByCell[0].Name)
 	require.Equal(t, 2*time.Second, p.ByCell[0].Deploy)
-	require.True(t, strings.Contains(p.Markdown(), "| watch | 1 | 20.0 | 20.0 | 1.00 |"), p.Markdown())
+	require.True(t, strings.Contains(p.Markdown(), "| watch | 2 | 20.0 | 30.0 | 20.0 | 1.00 |"), p.Markdown())
 }

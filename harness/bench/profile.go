@@ -16,9 +16,11 @@ import (
 
 // Profile is where the matrix's time went.
 type Profile struct {
-	// Matrix is the whole run's wall time; Cases the sum of the cases'
-	// durations (the rest is PKI minting, the suite's start and reports).
-	Matrix, Cases time.Duration
+	// Matrix is the whole run's wall time; Cases the time during which
+	// some case ran (the rest is PKI minting, the suite's start and
+	// reports); CaseTime the sum of the cases' durations, more than Cases
+	// when cases ran at the same time.
+	Matrix, Cases, CaseTime time.Duration
 	// CPU is the CPU time the environment and the runner used during the
 	// matrix (2 cores: at most twice the wall time).
 	CPU time.Duration
@@ -31,12 +33,44 @@ type Profile struct {
 	Slowest []Slice
 }
 
-// Slice is one group of cases: its wall time and the CPU time used then.
+// Slice is one group of cases: its wall time (while one of them ran,
+// counted once however many ran at the same time), the sum of their
+// durations, and the CPU time used during the wall time.
 type Slice struct {
-	Name      string
-	Cases     int
-	Wall, CPU time.Duration
-	Deploy    time.Duration
+	Name                string
+	Cases               int
+	Wall, CaseTime, CPU time.Duration
+	Deploy              time.Duration
+	spans               []span
+}
+
+// span is when one case ran.
+type span struct{ from, to time.Time }
+
+// union merges spans and returns the merged ones.
+func union(spans []span) []span {
+	sorted := slices.Clone(spans)
+	slices.SortFunc(sorted, func(a, b span) int { return a.from.Compare(b.from) })
+	var out []span
+	for _, s := range sorted {
+		if n := len(out); n > 0 && !s.from.After(out[n-1].to) {
+			if s.to.After(out[n-1].to) {
+				out[n-1].to = s.to
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// settle fills Wall and CPU from the slice's spans.
+func (s *Slice) settle(samples []cpuSample) {
+	s.Wall, s.CPU = 0, 0
+	for _, u := range union(s.spans) {
+		s.Wall += u.to.Sub(u.from)
+		s.CPU += cpuBetween(samples, u.from, u.to)
+	}
 }
 
 // cellDeployed matches the suite log's line for a cell switch.
@@ -69,26 +103,31 @@ func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Prof
 		f.Close()
 	}
 	layers, cells := map[string]*Slice{}, map[string]*Slice{}
-	add := func(m map[string]*Slice, key string, c reports.CaseResult, cpu time.Duration) {
+	all := &Slice{}
+	add := func(m map[string]*Slice, key string, c reports.CaseResult) {
 		s := m[key]
 		if s == nil {
 			s = &Slice{Name: key}
 			m[key] = s
 		}
 		s.Cases++
-		s.Wall += c.Duration
-		s.CPU += cpu
+		s.CaseTime += c.Duration
+		s.spans = append(s.spans, span{c.Start, c.Start.Add(c.Duration)})
 	}
 	for _, c := range cases {
 		if c.Start.IsZero() {
 			continue
 		}
-		cpu := cpuBetween(samples, c.Start, c.Start.Add(c.Duration))
-		p.Cases += c.Duration
-		add(layers, c.Layer, c, cpu)
-		add(cells, c.Cell, c, cpu)
-		p.Slowest = append(p.Slowest, Slice{Name: c.Name, Cases: 1, Wall: c.Duration, CPU: cpu})
+		add(layers, c.Layer, c)
+		add(cells, c.Cell, c)
+		all.CaseTime += c.Duration
+		all.spans = append(all.spans, span{c.Start, c.Start.Add(c.Duration)})
+		one := Slice{Name: c.Name, Cases: 1, CaseTime: c.Duration, spans: []span{{c.Start, c.Start.Add(c.Duration)}}}
+		one.settle(samples)
+		p.Slowest = append(p.Slowest, one)
 	}
+	all.settle(samples)
+	p.Cases, p.CaseTime = all.Wall, all.CaseTime
 	for cell, d := range deploys {
 		if s := cells[cell]; s != nil {
 			s.Deploy = d
@@ -97,6 +136,7 @@ func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Prof
 	sorted := func(m map[string]*Slice) []Slice {
 		var out []Slice
 		for _, s := range m {
+			s.settle(samples)
 			out = append(out, *s)
 		}
 		slices.SortFunc(out, func(a, b Slice) int { return int(b.Wall - a.Wall) })
@@ -122,21 +162,24 @@ func cpuShare(cpu, wall time.Duration) string {
 func (p *Profile) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Where the matrix's time goes\n\n")
-	fmt.Fprintf(&b, "Matrix %s s: cases %s s (of which %d cell switches %s s), the rest (PKI, suite start, reports) %s s. "+
+	fmt.Fprintf(&b, "Matrix %s s: cases running %s s (of which %d cell switches %s s), the rest (PKI, suite start, reports) %s s; "+
+		"the cases' own durations add up to %s s, as isolated cases run at the same time. "+
 		"CPU used by the environment and the runner: %s s, %s cores busy on average; the rest of the wall time is waiting.\n\n",
-		secs(p.Matrix), secs(p.Cases), p.Deploys, secs(p.Deploy), secs(p.Matrix-p.Cases), secs(p.CPU), cpuShare(p.CPU, p.Matrix))
+		secs(p.Matrix), secs(p.Cases), p.Deploys, secs(p.Deploy), secs(p.Matrix-p.Cases), secs(p.CaseTime), secs(p.CPU), cpuShare(p.CPU, p.Matrix))
+	fmt.Fprintf(&b, "Wall s is the time while at least one of the row's cases ran; case s adds up their own durations. "+
+		"A layer's cases run between other layers' in the same cell, so the layers' wall times overlap.\n\n")
 	table := func(title string, rows []Slice, deploy bool) {
-		fmt.Fprintf(&b, "| %s | cases | wall s | CPU s | cores busy |", title)
+		fmt.Fprintf(&b, "| %s | cases | wall s | case s | CPU s | cores busy |", title)
 		if deploy {
 			fmt.Fprintf(&b, " cell switch s |")
 		}
-		fmt.Fprintf(&b, "\n|---|---|---|---|---|")
+		fmt.Fprintf(&b, "\n|---|---|---|---|---|---|")
 		if deploy {
 			fmt.Fprintf(&b, "---|")
 		}
 		fmt.Fprintln(&b)
 		for _, s := range rows {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |", s.Name, s.Cases, secs(s.Wall), secs(s.CPU), cpuShare(s.CPU, s.Wall))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |", s.Name, s.Cases, secs(s.Wall), secs(s.CaseTime), secs(s.CPU), cpuShare(s.CPU, s.Wall))
 			if deploy {
 				fmt.Fprintf(&b, " %s |", secs(s.Deploy))
 			}
