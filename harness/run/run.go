@@ -77,7 +77,7 @@ type Options struct {
 // DefaultParallel is how many isolated cases run at once unless told: they
 // spend their time watching the Stargates for a refusal's window, so
 // more than the machine's cores overlap well.
-const DefaultParallel = 6
+const DefaultParallel = 12
 
 // Result is what a run produced.
 type Result struct {
