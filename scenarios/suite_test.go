@@ -93,9 +93,13 @@ func runCells(t *testing.T, te env.Environment, w *World, cases []Case) {
 			}
 		}
 		run := w.CellRun(inCell)
-		te.Test(t, run.Lead...)
+		if len(run.Lead) > 0 {
+			te.Test(t, run.Lead...)
+		}
 		together(t, te, w.Config.Parallel, run.Together)
-		te.Test(t, run.Rest...)
+		if len(run.Rest) > 0 {
+			te.Test(t, run.Rest...)
+		}
 	}
 }
 
