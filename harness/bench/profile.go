@@ -64,6 +64,13 @@ func union(spans []span) []span {
 	return out
 }
 
+// add counts case c in the slice.
+func (s *Slice) add(c reports.CaseResult) {
+	s.Cases++
+	s.CaseTime += c.Duration
+	s.spans = append(s.spans, span{c.Start, c.Start.Add(c.Duration)})
+}
+
 // settle fills Wall and CPU from the slice's spans.
 func (s *Slice) settle(samples []cpuSample) {
 	s.Wall, s.CPU = 0, 0
@@ -104,25 +111,21 @@ func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Prof
 	}
 	layers, cells := map[string]*Slice{}, map[string]*Slice{}
 	all := &Slice{}
-	add := func(m map[string]*Slice, key string, c reports.CaseResult) {
-		s := m[key]
-		if s == nil {
-			s = &Slice{Name: key}
-			m[key] = s
+	group := func(m map[string]*Slice, key string) *Slice {
+		if m[key] == nil {
+			m[key] = &Slice{Name: key}
 		}
-		s.Cases++
-		s.CaseTime += c.Duration
-		s.spans = append(s.spans, span{c.Start, c.Start.Add(c.Duration)})
+		return m[key]
 	}
 	for _, c := range cases {
 		if c.Start.IsZero() {
 			continue
 		}
-		add(layers, c.Layer, c)
-		add(cells, c.Cell, c)
-		all.CaseTime += c.Duration
-		all.spans = append(all.spans, span{c.Start, c.Start.Add(c.Duration)})
-		one := Slice{Name: c.Name, Cases: 1, CaseTime: c.Duration, spans: []span{{c.Start, c.Start.Add(c.Duration)}}}
+		group(layers, c.Layer).add(c)
+		group(cells, c.Cell).add(c)
+		all.add(c)
+		one := Slice{Name: c.Name}
+		one.add(c)
 		one.settle(samples)
 		p.Slowest = append(p.Slowest, one)
 	}
