@@ -32,6 +32,10 @@ type UpOptions struct {
 	// Recreate deletes an existing environment of the same name whose spec
 	// differs, instead of refusing.
 	Recreate bool
+	// Beside brings the environment up beside the provider's other running
+	// environments (on other addresses and ports) instead of refusing while
+	// one runs. A provider that cannot place two refuses as without it.
+	Beside bool
 	// Progress receives human-readable progress lines (nil: discarded).
 	Progress io.Writer
 	// Logger receives structured logs (nil: discarded).
@@ -41,6 +45,10 @@ type UpOptions struct {
 // WithRecreate makes Up delete and recreate an environment whose spec
 // differs from the one asked for.
 func WithRecreate() UpOption { return func(o *UpOptions) { o.Recreate = true } }
+
+// WithBeside lets Up start the environment while other environments of
+// the provider run, beside them.
+func WithBeside() UpOption { return func(o *UpOptions) { o.Beside = true } }
 
 // WithProgress sends progress lines (binary builds, clusters coming up) to w.
 func WithProgress(w io.Writer) UpOption { return func(o *UpOptions) { o.Progress = w } }

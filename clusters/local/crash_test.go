@@ -553,7 +553,7 @@ func (h *crashHarness) leftovers(e *crashEnv) []string {
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
 		for _, ent := range ents {
 			for _, c := range e.clusters {
-				if strings.HasPrefix(ent.Name(), "nvcf-"+c+"-") {
+				if strings.HasPrefix(ent.Name(), "nvcf-") && strings.Contains(ent.Name(), "-"+c+"-") {
 					left = append(left, "netns "+ent.Name())
 				}
 			}

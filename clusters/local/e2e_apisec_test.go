@@ -82,7 +82,7 @@ func testAPISecurity(ctx context.Context, t *testing.T, env *clusters.Environmen
 		// server, where in-cluster clients go, and not e2e-a's.
 		b := newCluster(t, env, "e2e-b")
 		client := b.waitPods(ctx, t, "app="+depName, 3)[0]
-		got := connectFrom(ctx, t, podnet.NetnsName("e2e-b", string(client.UID)), values(servers))
+		got := connectFrom(ctx, t, podNetns(t, env, "e2e-b", string(client.UID)), values(servers))
 		require.Equal(t, "ok", got[servers["e2e-b"]], "own API server from a pod")
 		require.Contains(t, got[servers["e2e-a"]], "connection refused", "another cluster's API server from a pod")
 	})

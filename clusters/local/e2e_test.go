@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,7 +149,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		require.NotEmpty(t, ci.LoadBalancers)
 		require.Contains(t, ci.LoadBalancers[0].Hostnames, lbHost)
 		client := b.waitPods(ctx, t, "app="+depName, 3)[0]
-		netns := podnet.NetnsName("e2e-b", string(client.UID))
+		netns := podNetns(t, st, "e2e-b", string(client.UID))
 		url := fmt.Sprintf("http://%s:%d/v1/models", lbHost, echoPort)
 		self, err := os.Executable()
 		require.NoError(t, err)
@@ -323,4 +324,15 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// podNetns is the network namespace of the pod with uid in cluster of env,
+// by the cluster's index in the address plan (its bridge's number).
+func podNetns(t *testing.T, env *clusters.Environment, cluster, uid string) string {
+	t.Helper()
+	ci, ok := env.Cluster(cluster)
+	require.True(t, ok, "cluster %s", cluster)
+	i, err := strconv.Atoi(strings.TrimPrefix(ci.Network.Bridge, "nvcfbr"))
+	require.NoError(t, err, "bridge %q of %s", ci.Network.Bridge, cluster)
+	return podnet.NetnsName(i, cluster, uid)
 }

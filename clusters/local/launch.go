@@ -14,6 +14,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
 )
@@ -24,13 +25,13 @@ var ErrAgent = errors.New("the provider agent failed")
 // launch writes agent.json, starts the agent detached (own session, output
 // in logs/agent.log) with the write end of a pipe, relays its progress and
 // returns once it says ready. On failure or timeout the agent is stopped.
-func (p *provider) launch(ctx context.Context, spec clusters.Spec, bin binaries.Set, o clusters.UpOptions) error {
+func (p *provider) launch(ctx context.Context, spec clusters.Spec, place plan.Env, bin binaries.Set, o clusters.UpOptions) error {
 	dir := p.dir(spec.Name)
 	if err := os.MkdirAll(agent.LogDir(dir), 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	agent.ClearPanic(dir) // an earlier agent's, already reported or superseded
-	if err := agent.WriteConfig(dir, agent.Config{Spec: spec, Bin: bin, Images: p.o.Images}); err != nil {
+	if err := agent.WriteConfig(dir, agent.Config{Spec: spec, Bin: bin, Images: p.o.Images, Place: place}); err != nil {
 		return err
 	}
 	argv := p.o.AgentCommand

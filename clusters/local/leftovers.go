@@ -126,7 +126,7 @@ func (p *provider) stopUnrecorded(ctx context.Context, name string, log *slog.Lo
 	errs := []error{err}
 	cfg, cerr := agent.ReadConfig(dir)
 	if cerr == nil {
-		errs = append(errs, agent.CleanupEnvironment(ctx, dir, cfg.Spec, log))
+		errs = append(errs, agent.CleanupEnvironment(ctx, dir, cfg, log))
 	}
 	if n > 0 || cerr == nil {
 		errs = append(errs, state.RemoveExceptLogs(dir))

@@ -86,7 +86,8 @@ func (p *provider) anyLive() bool {
 // API servers on every address, etcd on 127.0.0.1, the kubelet APIs (a
 // listener on any address of that port would collide with the bridge
 // address) and the external DNS. CoreDNS binds port 53 on bridge
-// addresses that do not exist yet; it is not checked.
+// addresses that do not exist yet; it is not checked. Only an environment
+// that starts alone is checked, and it takes the plan's first place.
 func ports(spec clusters.Spec) []preflight.Port {
 	var ps []preflight.Port
 	for i, cs := range spec.Clusters {
@@ -100,7 +101,7 @@ func ports(spec clusters.Spec) []preflight.Port {
 			ps = append(ps, preflight.Port{Network: "tcp", Addr: fmt.Sprintf("0.0.0.0:%d", c.KubeletPort(n)), Owner: "kubelet API of " + c.NodeName(n)})
 		}
 	}
-	dns := plan.ExternalDNS.String()
+	dns := plan.Env{}.ExternalDNS().String()
 	return append(ps,
 		preflight.Port{Network: "udp", Addr: dns, Owner: "the harness's external DNS"},
 		preflight.Port{Network: "tcp", Addr: dns, Owner: "the harness's external DNS"})

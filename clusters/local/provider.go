@@ -89,8 +89,9 @@ func (p *provider) dir(name string) string { return filepath.Join(p.o.StateRoot,
 // ErrChanged is wrapped when Up finds a running environment whose spec differs.
 var ErrChanged = errors.New("the running environment differs from the one asked for")
 
-// ErrOtherRunning is wrapped when another environment holds the machine's
-// address plan (bridges and ports are shared: one environment at a time).
+// ErrOtherRunning is wrapped when another environment runs and Up was not
+// asked to start beside it (clusters.WithBeside), or the address plan has
+// no room left beside the running ones.
 var ErrOtherRunning = errors.New("another environment is running")
 
 // Up implements clusters.Provider.
@@ -116,13 +117,20 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := p.clearUnrecorded(ctx, o.Progress, o.Logger); err != nil {
 		return nil, err
 	}
+	place, err := p.freePlace(spec)
+	if err != nil {
+		return nil, err
+	}
 	bin, err := binaries.Ensure(ctx, binaries.Options{CacheDir: p.o.CacheDir, Sources: p.o.BinarySources, Progress: o.Progress, Log: o.Logger})
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	fmt.Fprintf(o.Progress, "starting %d cluster(s) of %q…\n", len(spec.Clusters), spec.Name)
-	if err := p.launch(ctx, spec, *bin, o); err != nil {
+	if place.Base > 0 {
+		fmt.Fprintf(o.Progress, "beside the running environments: clusters from index %d of the address plan, external DNS on %s\n", place.Base, place.ExternalDNS())
+	}
+	if err := p.launch(ctx, spec, place, *bin, o); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "environment %q ready in %s\n", spec.Name, time.Since(start).Round(100*time.Millisecond))
@@ -161,6 +169,8 @@ func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 		case !o.Recreate && name == spec.Name:
 			return nil, false, fmt.Errorf("%w: %q runs with a different topology (%s); replace it with `harness up --recreate --topology FILE`, or run `harness down` first",
 				ErrChanged, name, strings.Join(st.Spec.Diff(spec), "; "))
+		case o.Beside && name != spec.Name:
+			// Up places the new environment on indexes this one leaves free.
 		case !o.Recreate:
 			return nil, false, fmt.Errorf("%w: %q (agent pid %d) holds the bridges and ports; run `harness down --name %s` first, or replace it with `harness up --recreate --topology FILE`",
 				ErrOtherRunning, name, st.AgentPID, name)
@@ -257,4 +267,34 @@ func (p *provider) Status(ctx context.Context, name string) (*clusters.Environme
 			clusters.ErrNotFound, name, st.AgentPID, agent.LogDir(p.dir(name)))
 	}
 	return environment(ctx, st)
+}
+
+// freePlace is the first place in the address plan where spec's clusters
+// overlap no running environment's.
+func (p *provider) freePlace(spec clusters.Spec) (plan.Env, error) {
+	names, err := state.Names(p.o.StateRoot)
+	if err != nil {
+		return plan.Env{}, err
+	}
+	used := make([]bool, plan.MaxClusters)
+	for _, name := range names {
+		st, err := state.Load(p.dir(name))
+		if err != nil {
+			return plan.Env{}, err
+		}
+		cfg := configOf(p.dir(name), st)
+		for i := range cfg.Spec.Clusters {
+			if j := cfg.Place.Base + i; j < len(used) {
+				used[j] = true
+			}
+		}
+	}
+	n := len(spec.Clusters)
+	for base := 0; base+n <= plan.MaxClusters; base++ {
+		if !slices.Contains(used[base:base+n], true) {
+			return plan.Env{Base: base}, nil
+		}
+	}
+	return plan.Env{}, fmt.Errorf("%w: no room for %d more clusters beside %s in the address plan (%d clusters); run `harness down` for some of them",
+		ErrOtherRunning, n, strings.Join(names, ", "), plan.MaxClusters)
 }

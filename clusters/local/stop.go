@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local/internal/agent"
 	"github.com/nvcf/conformance/clusters/local/internal/proc"
 	"github.com/nvcf/conformance/clusters/local/internal/state"
@@ -50,9 +52,26 @@ func (p *provider) stop(ctx context.Context, name string, st *state.State, log *
 	}
 	_, err := killMarked(ctx, p.dir(name), p.o.StopTimeout, log)
 	errs = append(errs, err)
-	errs = append(errs, agent.CleanupEnvironment(ctx, p.dir(name), st.Spec, log), state.RemoveExceptLogs(p.dir(name)))
+	errs = append(errs, agent.CleanupEnvironment(ctx, p.dir(name), configOf(p.dir(name), st), log), state.RemoveExceptLogs(p.dir(name)))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop environment %q (agent pid %s): %w", name, strconv.Itoa(st.AgentPID), err)
 	}
 	return nil
+}
+
+// configOf is the agent configuration of the environment in dir, or, when
+// agent.json is gone, what its state says: the spec and where its clusters
+// sit in the address plan.
+func configOf(dir string, st *state.State) agent.Config {
+	if cfg, err := agent.ReadConfig(dir); err == nil {
+		return cfg
+	}
+	cfg := agent.Config{Spec: st.Spec}
+	for _, c := range st.Clusters {
+		if i := slices.IndexFunc(st.Spec.Clusters, func(s clusters.ClusterSpec) bool { return s.Name == c.Name }); i >= 0 {
+			cfg.Place.Base = c.Index - i
+			break
+		}
+	}
+	return cfg
 }

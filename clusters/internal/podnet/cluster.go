@@ -134,7 +134,7 @@ func (c *Cluster) Pods() map[string]Pod {
 // previous agent left) and the bridge. Stop the kubelets first.
 func (c *Cluster) Close(ctx context.Context) error {
 	var errs []error
-	prefix := "nvcf-" + c.cfg.Name + "-"
+	prefix := NetnsPrefix(c.cfg.Index, c.cfg.Name)
 	names, err := listNetns()
 	errs = append(errs, err)
 	for _, ns := range names {

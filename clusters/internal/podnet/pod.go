@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -29,13 +30,21 @@ type Pod struct {
 	Veth  string
 }
 
-// NetnsName is the namespace name of a pod of cluster: nvcf-<cluster>-<uid8>.
-func NetnsName(cluster, uid string) string {
+// NetnsName is the namespace name of a pod of the cluster with index and
+// name: nvcf-<index>-<cluster>-<uid8>. The index keeps apart the clusters
+// of environments that run side by side under the same names.
+func NetnsName(index int, cluster, uid string) string {
 	short := strings.ReplaceAll(uid, "-", "")
 	if len(short) > 8 {
 		short = short[:8]
 	}
-	return "nvcf-" + cluster + "-" + short
+	return NetnsPrefix(index, cluster) + short
+}
+
+// NetnsPrefix begins the name of every pod namespace of the cluster with
+// index and name.
+func NetnsPrefix(index int, cluster string) string {
+	return "nvcf-" + strconv.Itoa(index) + "-" + cluster + "-"
 }
 
 // vethName is the host side of a pod's veth: "nvcfv" + 8 hex digits of a
@@ -53,7 +62,7 @@ func (c *Cluster) AddPod(ctx context.Context, spec PodSpec) (Pod, error) {
 	if spec.UID == "" {
 		return Pod{}, errors.New("podnet: PodSpec.UID is required")
 	}
-	ns := NetnsName(c.cfg.Name, spec.UID)
+	ns := NetnsName(c.cfg.Index, c.cfg.Name, spec.UID)
 	ip, err := c.ipam.Allocate(ns)
 	if err != nil {
 		return Pod{}, err
@@ -99,7 +108,7 @@ func (c *Cluster) AddPod(ctx context.Context, spec PodSpec) (Pod, error) {
 // namespace, its veth and files, and frees its address. Removing an unknown
 // pod is a no-op.
 func (c *Cluster) RemovePod(ctx context.Context, uid string) error {
-	ns := NetnsName(c.cfg.Name, uid)
+	ns := NetnsName(c.cfg.Index, c.cfg.Name, uid)
 	err := removeNetns(ctx, ns)
 	c.mu.Lock()
 	delete(c.pods, uid)

@@ -11,25 +11,24 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 )
 
 // CleanupEnvironment removes the network objects of the environment of
-// spec whose state folder is dir, and only those: each cluster's pod
+// cfg whose state folder is dir, and only those: each cluster's pod
 // namespaces (and the processes in them), its bridge, and the service and
 // load-balancer addresses of its ranges on lo; the nftables table goes with
 // the last bridge. Objects of other environments and of tests running at
 // the same time (other bridge indexes, other names) are left alone.
 // Idempotent; used by the agent's teardown and after a killed agent.
-func CleanupEnvironment(ctx context.Context, dir string, spec clusters.Spec, log *slog.Logger) error {
+func CleanupEnvironment(ctx context.Context, dir string, cfg Config, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var errs []error
-	for i, c := range spec.Clusters {
-		p := plan.For(i, c.Name)
+	for i, c := range cfg.Spec.Clusters {
+		p := cfg.Place.Cluster(i, c.Name)
 		if !leftovers(p) {
 			continue
 		}
@@ -41,14 +40,14 @@ func CleanupEnvironment(ctx context.Context, dir string, spec clusters.Spec, log
 		}
 		// SetupCluster adopts the existing bridge; Close removes the
 		// cluster's namespaces (killing what runs in them) and the bridge.
-		n, err := podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: i, Name: c.Name, StateDir: stateDir, Log: log})
+		n, err := podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: p.Index, Name: c.Name, StateDir: stateDir, Log: log})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", c.Name, err))
 			continue
 		}
 		errs = append(errs, n.Close(ctx))
 	}
-	errs = append(errs, removeLoopbackAddrs(ctx, spec, log))
+	errs = append(errs, removeLoopbackAddrs(ctx, cfg, log))
 	return errors.Join(errs...)
 }
 
@@ -60,7 +59,7 @@ func leftovers(p plan.Cluster) bool {
 	}
 	ents, _ := os.ReadDir("/run/netns")
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "nvcf-"+p.Name+"-") {
+		if strings.HasPrefix(e.Name(), podnet.NetnsPrefix(p.Index, p.Name)) {
 			return true
 		}
 	}
@@ -70,7 +69,7 @@ func leftovers(p plan.Cluster) bool {
 // removeLoopbackAddrs deletes the /32s of the clusters' service and
 // load-balancer ranges from lo (the LB controller removes them when it
 // stops; a killed agent leaves them).
-func removeLoopbackAddrs(ctx context.Context, spec clusters.Spec, log *slog.Logger) error {
+func removeLoopbackAddrs(ctx context.Context, cfg Config, log *slog.Logger) error {
 	lo, err := net.InterfaceByName("lo")
 	if err != nil {
 		return fmt.Errorf("find lo: %w", err)
@@ -90,8 +89,8 @@ func removeLoopbackAddrs(ctx context.Context, spec clusters.Spec, log *slog.Logg
 			continue
 		}
 		ip = ip.Unmap()
-		for i, c := range spec.Clusters {
-			p := plan.For(i, c.Name)
+		for i, c := range cfg.Spec.Clusters {
+			p := cfg.Place.Cluster(i, c.Name)
 			if p.LBPool().Contains(ip) || p.ServicePrefix().Contains(ip) {
 				log.Info("removing address from lo", "addr", ip)
 				errs = append(errs, podnet.DelLoopback(ctx, ip))

@@ -41,16 +41,16 @@ func (c *cluster) info() state.Cluster {
 // LB controller; it returns once every node is Ready.
 func (a *agent) startCluster(ctx context.Context, i int, name string, nodes int) error {
 	start := time.Now()
-	c := &cluster{plan: plan.For(i, name), nodes: nodes}
+	c := &cluster{plan: a.cfg.Place.Cluster(i, name), nodes: nodes}
 	a.mu.Lock()
 	a.clusters[i] = c
 	a.mu.Unlock()
 	dir := filepath.Join(a.dir, name)
 	var err error
-	if c.net, err = podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: i, Name: name, StateDir: dir, Log: a.log}); err != nil {
+	if c.net, err = podnet.SetupCluster(ctx, podnet.ClusterConfig{Index: c.plan.Index, Name: name, StateDir: dir, Log: a.log}); err != nil {
 		return err
 	}
-	if c.cp, err = controlplane.Start(ctx, a.controlplaneConfig(i, name, nodes)); err != nil {
+	if c.cp, err = controlplane.Start(ctx, a.controlplaneConfig(c.plan, nodes)); err != nil {
 		return err
 	}
 	a.notify.progress("%s: API server ready on %s (%s)", name, c.cp.Access.Server, time.Since(start).Round(100*time.Millisecond))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
+	"github.com/nvcf/conformance/clusters/local/internal/plan"
 )
 
 // Config is agent.json, written by the launcher into the state folder.
@@ -23,6 +24,9 @@ type Config struct {
 	Bin binaries.Set `json:"bin"`
 	// Images maps image references (or repositories) to local binaries.
 	Images map[string]string `json:"images"`
+	// Place is where the environment sits in the address plan: its
+	// clusters' first index (0 unless another environment runs beside it).
+	Place plan.Env `json:"place,omitzero"`
 }
 
 // ConfigFile is the path of agent.json in a state folder.

@@ -71,7 +71,7 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) (err er
 	a.cfg = cfg
 	a.clusters = make([]*cluster, len(cfg.Spec.Clusters))
 	a.st = &state.State{Spec: cfg.Spec, SpecHash: cfg.Spec.Hash(), AgentPID: os.Getpid(), Marker: dir,
-		Kubeconfig: filepath.Join(dir, "kubeconfig"), DNS: plan.ExternalDNS.String(), StartedAt: time.Now().UTC()}
+		Kubeconfig: filepath.Join(dir, "kubeconfig"), DNS: cfg.Place.ExternalDNS().String(), StartedAt: time.Now().UTC()}
 	if err := a.save(); err != nil {
 		a.notify.send(MsgError, err.Error())
 		return err
@@ -131,8 +131,8 @@ func (a *agent) up(ctx context.Context) error {
 		return err
 	}
 	a.dns = extdns.New(a.log.With("component", "extdns"), a.cfg.Spec.Domain)
-	if err := a.dns.Start(ctx, plan.ExternalDNS); err != nil {
-		return fmt.Errorf("external DNS on %s: %w", plan.ExternalDNS, err)
+	if err := a.dns.Start(ctx, a.cfg.Place.ExternalDNS()); err != nil {
+		return fmt.Errorf("external DNS on %s: %w", a.cfg.Place.ExternalDNS(), err)
 	}
 	errs := make([]error, len(a.cfg.Spec.Clusters))
 	var wg sync.WaitGroup
@@ -212,7 +212,7 @@ func (a *agent) teardown() error {
 	if a.dns != nil {
 		errs = append(errs, a.dns.Close())
 	}
-	errs = append(errs, CleanupEnvironment(ctx, a.dir, a.cfg.Spec, a.log))
+	errs = append(errs, CleanupEnvironment(ctx, a.dir, a.cfg, a.log))
 	errs = append(errs, state.RemoveExceptLogs(a.dir))
 	err := errors.Join(errs...)
 	if err != nil {
@@ -223,10 +223,11 @@ func (a *agent) teardown() error {
 	return err
 }
 
-// controlplaneConfig is the control-plane configuration of cluster i.
-func (a *agent) controlplaneConfig(i int, name string, nodes int) controlplane.Config {
+// controlplaneConfig is the control-plane configuration of cluster p.
+func (a *agent) controlplaneConfig(p plan.Cluster, nodes int) controlplane.Config {
+	name := p.Name
 	return controlplane.Config{
-		Plan: plan.For(i, name), Nodes: nodes, Dir: filepath.Join(a.dir, name), LogDir: LogDir(a.dir),
+		Plan: p, Nodes: nodes, Dir: filepath.Join(a.dir, name), LogDir: LogDir(a.dir),
 		Bin: a.cfg.Bin, Domain: a.cfg.Spec.Domain, Log: a.log.With("cluster", name),
 	}
 }

@@ -142,7 +142,7 @@ func corefile(c plan.Cluster, kubeconfig, domain string) string {
         rcode NXDOMAIN
     }
 }
-`, plan.ClusterDomain, bind, kubeconfig, c.Name, domain, plan.ExternalDNS.String())
+`, plan.ClusterDomain, bind, kubeconfig, c.Name, domain, c.Env.ExternalDNS().String())
 }
 
 func logPath(dir, cluster, component string) string {

@@ -179,7 +179,7 @@ func TestPodsRunAsProcessesInTheirNamespaces(t *testing.T) {
 	require.NotNil(t, term)
 	require.Equal(t, int32(0), term.ExitCode, "the server exits 0 on SIGTERM")
 	require.NotContains(t, net.Pods(), string(a.UID))
-	_, err = os.Stat("/run/netns/" + podnet.NetnsName(net.Name(), string(a.UID)))
+	_, err = os.Stat("/run/netns/" + podnet.NetnsName(net.Index(), net.Name(), string(a.UID)))
 	require.True(t, os.IsNotExist(err))
 
 	stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)

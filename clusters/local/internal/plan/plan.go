@@ -19,10 +19,33 @@ const MaxClusters = 80
 type Cluster struct {
 	Index int
 	Name  string
+	// Env is the environment the cluster belongs to.
+	Env Env
 }
 
-// For returns the plan of the cluster at index i called name.
-func For(i int, name string) Cluster { return Cluster{Index: i, Name: name} }
+// For returns the plan of the cluster at index i called name, in an
+// environment whose clusters start at index 0.
+func For(i int, name string) Cluster { return Env{}.Cluster(i, name) }
+
+// Env is an environment's place in the plan. Environments run side by side
+// when their clusters' indexes do not overlap: the environment's i-th
+// cluster (0-based, spec order) has index Base+i, and everything the
+// environment binds derives from those indexes and Base.
+type Env struct {
+	Base int
+}
+
+// Cluster returns the plan of the environment's i-th cluster called name.
+func (e Env) Cluster(i int, name string) Cluster {
+	return Cluster{Index: e.Base + i, Name: name, Env: e}
+}
+
+// ExternalDNS is where the environment's external DNS serves (UDP and
+// TCP): 127.0.0.88 for Base 0, one address further for each index of Base
+// (the one place these addresses are written down).
+func (e Env) ExternalDNS() netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(88 + e.Base)}), 53)
+}
 
 // Bridge is the name of the cluster's bridge in the host namespace.
 func (c Cluster) Bridge() string { return podnet.BridgeName(c.Index) }
@@ -61,10 +84,6 @@ func (c Cluster) NodeName(n int) string { return fmt.Sprintf("%s-node-%d", c.Nam
 
 // KubeletPort is the kubelet API port of node n on the bridge address.
 func (c Cluster) KubeletPort(n int) int { return 10250 + 10*c.Index + n }
-
-// ExternalDNS is where the agent's external DNS serves (UDP and TCP); the
-// one place this address is written down.
-var ExternalDNS = netip.MustParseAddrPort("127.0.0.88:53")
 
 // ClusterDomain is every cluster's DNS domain.
 const ClusterDomain = "cluster.local"
