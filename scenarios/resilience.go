@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"time"
+
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -31,6 +33,7 @@ func resiliencePartitionWorkersRemote() Scenario {
 		Summary:  "a partition between the workers and the remote region (20 s, or three missed heartbeats and 5 s if longer) drops Pylon's registrations there, leaves the bootstrap region's untouched, and they return after healing",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
+		Takes:    30 * time.Second,
 		Try:      partitionRemote,
 	}
 }

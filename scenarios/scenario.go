@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/harness/model/matrix"
@@ -124,6 +125,10 @@ type Scenario struct {
 	// baseline does not block it: the break is the verdict it exists to
 	// give, with its own typed reason, when the system under test causes it.
 	AssertsBaseline bool
+	// Takes is about how long the scenario's case runs at time scale 1 when
+	// that is far longer than a typical case's few seconds (a fault held for
+	// 20 s, say); zero otherwise. Divide weighs cases by it.
+	Takes time.Duration
 	// Try performs the steps.
 	Try Try
 }

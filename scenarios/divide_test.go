@@ -1,0 +1,95 @@
+package scenarios
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/harness/model/matrix"
+)
+
+func defaultPlan(t *testing.T) []Case {
+	t.Helper()
+	cells, err := matrix.Default().Expand()
+	require.NoError(t, err)
+	return Plan(Catalogue(), cells, Filter{})
+}
+
+func TestDivideKeepsEveryCaseOnceInPlanOrder(t *testing.T) {
+	plan := defaultPlan(t)
+	for _, n := range []int{1, 2, 3, 5} {
+		parts := Divide(plan, n, 12)
+		require.LessOrEqual(t, len(parts), n)
+		var all []Case
+		for _, p := range parts {
+			require.NotEmpty(t, p, "no empty part")
+			pos := -1
+			for _, c := range p {
+				i := slices.IndexFunc(plan, func(x Case) bool { return x.Name() == c.Name() })
+				require.Greater(t, i, pos, "n=%d: %s out of plan order", n, c.Name())
+				pos = i
+			}
+			all = append(all, p...)
+		}
+		require.ElementsMatch(t, names([][]Case{plan})[0], names([][]Case{all})[0], "n=%d: every case exactly once", n)
+	}
+}
+
+func TestDivideKeepsACellsIsolatedCasesTogether(t *testing.T) {
+	parts := Divide(defaultPlan(t), 2, 12)
+	require.Len(t, parts, 2)
+	home := map[matrix.Cell]int{}
+	for i, p := range parts {
+		for _, c := range p {
+			if !c.Scenario.Isolated() {
+				continue
+			}
+			if h, ok := home[c.Cell]; ok {
+				require.Equal(t, h, i, "isolated cases of %s in two parts", c.Cell.Name())
+			}
+			home[c.Cell] = i
+		}
+	}
+}
+
+func TestDivideBalancesTheEstimate(t *testing.T) {
+	plan := defaultPlan(t)
+	total := Estimate(plan, 12)
+	parts := Divide(plan, 2, 12)
+	require.Len(t, parts, 2)
+	var longest time.Duration
+	for _, u := range unitsOf(plan, 12) {
+		longest = max(longest, u.cost)
+	}
+	for _, p := range parts {
+		t.Logf("part of %d cases, %d cells: %s of %s", len(p), len(Cells(p)), Estimate(p, 12), total)
+		// The greedy's bound: half the work, plus the unit that tipped it,
+		// plus the deployments that dividing adds.
+		require.LessOrEqual(t, Estimate(p, 12), total/2+longest+2*costCell, "part of %d cases", len(p))
+	}
+}
+
+func TestDivideIsDeterministic(t *testing.T) {
+	plan := defaultPlan(t)
+	require.Equal(t, names(Divide(plan, 2, 12)), names(Divide(slices.Clone(plan), 2, 12)))
+}
+
+func TestDivideSmallPlans(t *testing.T) {
+	plan := defaultPlan(t)
+	require.Equal(t, names([][]Case{plan[:1]}), names(Divide(plan[:1], 2, 12)), "one case, one part")
+	require.Equal(t, [][]Case{nil}, Divide(nil, 2, 12), "nothing planned: one empty part, as without dividing")
+}
+
+func names(parts [][]Case) [][]string {
+	var out [][]string
+	for _, p := range parts {
+		var ns []string
+		for _, c := range p {
+			ns = append(ns, c.Name())
+		}
+		out = append(out, ns)
+	}
+	return out
+}
