@@ -150,6 +150,9 @@ func (r Run) runProperties(s Summary) []junitProperty {
 	if m.Parallel > 0 {
 		add("parallel", strconv.Itoa(m.Parallel))
 	}
+	if m.Environments > 0 {
+		add("environments", strconv.Itoa(m.Environments))
+	}
 	add("reruns", strconv.Itoa(m.Reruns))
 	for _, k := range sortedKeys(m.Filters) {
 		add("filter."+k, m.Filters[k])

@@ -49,6 +49,9 @@ type Meta struct {
 	TimeScale float64 `json:"timeScale,omitempty"`
 	// Parallel is how many isolated cases of a cell ran at the same time.
 	Parallel int `json:"parallel,omitempty"`
+	// Environments is how many environments ran parts of the plan at the
+	// same time.
+	Environments int `json:"environments,omitempty"`
 	// Reruns is how often a failed case could run again.
 	Reruns int `json:"reruns,omitempty"`
 	// Filters are the selection the run was started with (run, layer, label, workload, trust).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
@@ -35,6 +36,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	fs.IntVar(&o.Parallel, "parallel", harnessrun.DefaultParallel, "how many isolated cases of a cell (probes only) run at the same time; 1 runs every case one after another")
+	fs.IntVar(&o.Environments, "environments", 0, "how many environments of the topology run parts of the plan at the same time (0: "+strconv.Itoa(harnessrun.DefaultEnvironments)+" with the embedded provider, 1 with the others, which run one)")
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
@@ -52,6 +54,16 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	if o.Parallel < 1 {
 		return fmt.Errorf("--parallel %d: want 1 or more (1 runs every case one after another)", o.Parallel)
+	}
+	switch {
+	case o.Environments < 0:
+		return fmt.Errorf("--environments %d: want 1 or more, or 0 for the provider's default", o.Environments)
+	case o.Environments == 0 && f.provider.name == providerEmbedded:
+		o.Environments = harnessrun.DefaultEnvironments
+	case o.Environments == 0:
+		o.Environments = 1
+	case o.Environments > 1 && f.provider.name != providerEmbedded:
+		return fmt.Errorf("--environments %d: the %s provider runs one environment of a topology; leave --environments out, or use the embedded provider", o.Environments, f.provider.name)
 	}
 	var err error
 	if o.Images, err = parseImages(f.images); err != nil {

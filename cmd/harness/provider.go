@@ -147,7 +147,18 @@ func (f *providerFlags) names(topo, name string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []string{t.Name}, nil
+		// With the environments a run of it brought up beside the first.
+		all, err := f.names("", "")
+		if err != nil {
+			return nil, err
+		}
+		names := []string{t.Name}
+		for _, n := range all {
+			if n != t.Name && harnessrun.IsEnvironmentOf(t.Name, n) {
+				names = append(names, n)
+			}
+		}
+		return names, nil
 	}
 	switch f.name {
 	case providerExisting:

@@ -106,6 +106,15 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 	sampler := startCPUSampler(roots, time.Second)
 	res, runErr := harnessrun.Run(ctx, ro)
 	samples := sampler.Stop()
+	if res != nil && !keep {
+		// The run kept the environments it brought up beside the first.
+		for i := 1; i < res.Report.Meta.Environments; i++ {
+			name := harnessrun.EnvironmentName(topo.Name, i)
+			if derr := ro.Provider.Down(context.WithoutCancel(ctx), name); derr != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("bench: bring down %q: %w", name, derr))
+			}
+		}
+	}
 	if res != nil {
 		rep.Matrix = res.Summary.WallTime
 		rep.Cases = res.Summary.Total

@@ -36,26 +36,31 @@ func writePlan(dir string, planned []reports.CaseResult) error {
 
 // runAttempts runs the suite, then reruns its failed cases up to o.Reruns
 // times, each in a fresh suite process that deploys their cells again,
-// keeping every earlier attempt's evidence under attempts/<n>/. It returns
-// every planned test's result (NotRun errors for those that never
-// reported) and the error of the last suite run.
-func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, planned []reports.CaseResult) ([]reports.CaseResult, error, error) {
+// keeping every earlier attempt's evidence under attempts/<n>/ of
+// cfg.Artifacts. It returns every planned test's result (NotRun errors for
+// those that never reported) and the error of the last suite run. label
+// names the environment in progress lines when the run has several.
+func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, planned []reports.CaseResult, label string) ([]reports.CaseResult, error, error) {
+	on := ""
+	if label != "" {
+		on = " on " + label
+	}
 	var (
 		results []reports.CaseResult
 		testErr error
 	)
 	for attempt := 1; ; attempt++ {
-		cfgPath, err := scenarios.WriteRunConfig(o.Artifacts, cfg)
+		cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
 		if attempt == 1 {
-			hb.Doing("running the suite: %d tests (cases start and end below; cells deploy as they come)", len(planned))
+			hb.Doing("running the suite%s: %d tests (cases start and end below; cells deploy as they come)", on, len(planned))
 		} else {
-			hb.Doing("attempt %d: running %d failed tests again in a fresh suite process", attempt, len(cfg.Only))
+			hb.Doing("attempt %d%s: running %d failed tests again in a fresh suite process", attempt, on, len(cfg.Only))
 		}
-		serr := o.suite(ctx, hb, cfgPath, cfg.Environment.ProcessEnv, attempt)
-		got, err := reports.LoadCases(o.Artifacts)
+		serr := o.suite(ctx, hb, cfg.Artifacts, cfgPath, cfg.Environment.ProcessEnv, attempt, label)
+		got, err := reports.LoadCases(cfg.Artifacts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -77,7 +82,7 @@ func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.
 			if !again[r.Name] {
 				continue
 			}
-			if results[i], err = reports.ShelveAttempt(o.Artifacts, r); err != nil {
+			if results[i], err = reports.ShelveAttempt(cfg.Artifacts, r); err != nil {
 				return nil, nil, err
 			}
 			cfg.Only = append(cfg.Only, r.Name)
@@ -98,27 +103,29 @@ func rerunnable(results []reports.CaseResult) map[string]bool {
 	return out
 }
 
-// suite runs the suite once, its output in suite-output.log (attempt 1)
-// or suite-output.<n>.log, its progress lines on the terminal.
-func (o *Options) suite(ctx context.Context, hb *heartbeat, cfgPath string, procEnv []string, attempt int) error {
+// suite runs the suite once in dir, its output in suite-output.log
+// (attempt 1) or suite-output.<n>.log, its progress lines on the terminal
+// (after label, when not empty).
+func (o *Options) suite(ctx context.Context, hb *heartbeat, dir, cfgPath string, procEnv []string, attempt int, label string) error {
 	name, junit := "suite-output.log", "suite-junit.xml"
 	if attempt > 1 {
 		name, junit = "suite-output."+strconv.Itoa(attempt)+".log", "suite-junit."+strconv.Itoa(attempt)+".xml"
 	}
-	f, err := os.Create(filepath.Join(o.Artifacts, name))
+	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("suite output: %w", err)
 	}
 	defer f.Close()
-	return runSuite(ctx, o.BinDir, o.Artifacts, cfgPath, filepath.Join(o.Artifacts, junit), procEnv, &suiteOutput{log: f, hb: hb})
+	return runSuite(ctx, o.BinDir, dir, cfgPath, filepath.Join(dir, junit), procEnv, &suiteOutput{log: f, hb: hb, label: label})
 }
 
 // report assembles the run's report: its metadata, every case with the
 // command that reruns a failed one alone, and the epic's requirements.
-func (o *Options) report(start time.Time, results []reports.CaseResult) reports.Run {
+func (o *Options) report(start time.Time, results []reports.CaseResult, environments int) reports.Run {
 	m := o.Meta
 	m.Topology, m.TopologyHash = o.Topology.Name, topologyHash(o)
 	m.TimeScale, m.Parallel, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Parallel, o.Reruns, start, time.Since(start)
+	m.Environments = environments
 	m.Filters = map[string]string{}
 	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts} {
 		if v != "" {

@@ -88,8 +88,10 @@ func (h *heartbeat) Close() {
 // log, the progress lines (reports.ProgressMarker) also to the heartbeat's
 // terminal, where the last one names what the suite is doing.
 type suiteOutput struct {
-	log     io.Writer
-	hb      *heartbeat
+	log io.Writer
+	hb  *heartbeat
+	// label names the suite's environment when a run has several.
+	label   string
 	partial []byte
 }
 
@@ -106,6 +108,9 @@ func (s *suiteOutput) Write(p []byte) (int, error) {
 		line := string(s.partial[:i])
 		s.partial = s.partial[i+1:]
 		if _, msg, ok := strings.Cut(line, reports.ProgressMarker); ok {
+			if s.label != "" {
+				msg = s.label + ": " + msg
+			}
 			fmt.Fprintf(s.hb, "  suite %s\n", msg)
 			s.hb.Activity("running the suite: " + activityOf(msg))
 		}

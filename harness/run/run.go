@@ -58,6 +58,12 @@ type Options struct {
 	// (scenarios.RunConfig.Parallel); 1 runs every case one after another,
 	// 0 means DefaultParallel.
 	Parallel int
+	// Environments is how many environments of the topology the run
+	// brings up, side by side, to run parts of its plan at the same time
+	// (scenarios.Divide); 0 means 1. Names and results do not change with
+	// it. Only a provider that places environments side by side (the
+	// embedded one) can run more than one.
+	Environments int
 	// Images replace the reference components' images (empty: nvcf-ref:dev).
 	Images manifests.Images
 	// Reruns runs failed cases again, up to this many times, each time in
@@ -78,6 +84,11 @@ type Options struct {
 // spend their time watching the Stargates for a refusal's window, so
 // more than the machine's cores overlap well.
 const DefaultParallel = 12
+
+// DefaultEnvironments is how many environments a run on the embedded
+// provider brings up unless told: two keep the machine's two cores busy
+// where one leaves most of a core idle (docs/performance.md).
+const DefaultEnvironments = 2
 
 // Result is what a run produced.
 type Result struct {
@@ -136,58 +147,41 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	hb := newHeartbeat(o.Stdout, quietLimit)
 	defer hb.Close()
 	o.Stdout = hb
-	hb.Doing("%d planned tests in %d cells; plan in %s", len(planned), len(scenarios.Cells(plan)), filepath.Join(o.Artifacts, PlanFile))
-	if _, serr := o.Provider.Status(ctx, topo.Name); serr == nil {
-		res.Reused = true
-	}
-	// A killed earlier run may have left fault rules behind; they would
-	// break this run's cases long before its first fault would clean them.
-	if cleaned, cerr := faults.CleanupLeftovers(ctx, o.StateDir, log); cerr != nil {
-		return nil, fmt.Errorf("remove faults left by an earlier run: %w", cerr)
-	} else if len(cleaned) > 0 {
-		log.Info("removed faults left by an earlier run", "count", len(cleaned))
-	}
-	log.Info("bringing up clusters", "topology", topo.Name, "reuse", res.Reused)
-	hb.Doing("bringing up the clusters of topology %s (reusing running ones: %t)", topo.Name, res.Reused)
-	env, err := o.Provider.Up(ctx, clusters.SpecOf(topo), clusters.WithLogger(log), clusters.WithProgress(o.Stdout))
-	if err != nil {
-		return nil, fmt.Errorf("bring up topology %q: %w", topo.Name, err)
-	}
-	defer func() {
-		if o.Keep || res.Reused {
-			log.Info("leaving the clusters up", "topology", topo.Name, "down", o.downHint())
-			return
+	shards := o.shards(scenarios.Divide(plan, o.Environments, o.Parallel))
+	hb.Doing("%d planned tests in %d cells on %d environment(s); plan in %s", len(planned), len(scenarios.Cells(plan)), len(shards), filepath.Join(o.Artifacts, PlanFile))
+	for _, sh := range shards {
+		// A killed earlier run may have left fault rules behind; they would
+		// break this run's cases long before its first fault would clean them.
+		if cleaned, cerr := faults.CleanupLeftovers(ctx, sh.stateDir, log); cerr != nil {
+			return nil, fmt.Errorf("remove faults left by an earlier run: %w", cerr)
+		} else if len(cleaned) > 0 {
+			log.Info("removed faults left by an earlier run", "count", len(cleaned), "environment", sh.name)
 		}
-		if derr := o.Provider.Down(context.WithoutCancel(ctx), topo.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("bring down topology %q: %w", topo.Name, derr))
-		}
-	}()
+	}
 	hb.Doing("minting the PKI")
 	m, err := (&pki.Minter{Logger: log}).Mint(ctx, pkitopo.Request(topo, 0, false), filepath.Join(o.StateDir, "pki"))
 	if err != nil {
 		return res, err
 	}
 	cfg := scenarios.RunConfig{
-		Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: m.Dir, Artifacts: o.Artifacts,
+		Topology: topo, PKIDir: m.Dir,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}
-	for _, c := range cells {
-		cfg.Cells = append(cfg.Cells, c.Name())
+	if len(shards) > 1 {
+		// An earlier run's evidence, when it ran on one environment.
+		if err := clearCases(o.Artifacts); err != nil {
+			return res, err
+		}
 	}
-	if err := clearCases(o.Artifacts); err != nil {
-		return res, err
-	}
-	var results []reports.CaseResult
-	testErr := o.whileEnvironmentLives(ctx, func(ctx context.Context) (testErr error) {
-		results, testErr, err = o.runAttempts(ctx, hb, cfg, planned)
-		return testErr
-	})
+	results, reused, testErr, err := o.runShards(ctx, hb, cfg, shards)
+	res.Reused = reused
 	if err != nil {
 		return res, err
 	}
-	res.Report = o.report(start, results)
+	results, _ = reports.WithNotRun(results, planned)
+	res.Report = o.report(start, results, len(shards))
 	res.Report.Detection, err = reports.ReadDetection(o.Artifacts)
 	if err != nil {
 		log.Warn("detection matrix left out of the reports", "err", err)
@@ -266,6 +260,9 @@ func (o *Options) fill() error {
 	if o.Parallel <= 0 {
 		o.Parallel = DefaultParallel
 	}
+	if o.Environments <= 0 {
+		o.Environments = 1
+	}
 	if o.TopologyRef == "" {
 		o.TopologyRef = o.Topology.Name
 	}
@@ -318,10 +315,10 @@ func clearCases(artifacts string) error {
 // stops it, as on Ctrl-C, when the environment goes away under it (its
 // provider's agent killed, say: the cases could only time out), and joins
 // ErrEnvironmentGone to the suite's error then.
-func (o *Options) whileEnvironmentLives(ctx context.Context, run func(context.Context) error) error {
+func (o *Options) whileEnvironmentLives(ctx context.Context, name string, run func(context.Context) error) error {
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	go watchEnvironment(sctx, o.Provider, o.Topology.Name, envWatchInterval, stop)
+	go watchEnvironment(sctx, o.Provider, name, envWatchInterval, stop)
 	testErr := run(sctx)
 	if cause := context.Cause(sctx); errors.Is(cause, ErrEnvironmentGone) {
 		testErr = errors.Join(cause, testErr)
@@ -343,7 +340,7 @@ func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []s
 		return nil, 0, nil, err
 	}
 	junit := filepath.Join(cfg.Artifacts, "junit.xml")
-	testErr = o.whileEnvironmentLives(ctx, func(ctx context.Context) error {
+	testErr = o.whileEnvironmentLives(ctx, cfg.Environment.Name, func(ctx context.Context) error {
 		return runSuite(ctx, o.BinDir, cfg.Artifacts, cfgPath, junit, cfg.Environment.ProcessEnv, o.Stdout)
 	})
 	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {

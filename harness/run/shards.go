@@ -1,0 +1,164 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios"
+)
+
+// shard is the part of a run's plan that one environment runs.
+type shard struct {
+	// name is the environment's: the topology's for the first, then
+	// <topology>-2, <topology>-3…
+	name string
+	// cases are the shard's part of the plan, in plan order.
+	cases []scenarios.Case
+	// artifacts holds the shard's suite output and evidence: the run's
+	// folder when the run has one environment, <artifacts>/<name> else.
+	artifacts string
+	// stateDir is the environment's state folder (its faults journal).
+	stateDir string
+	// only names the shard's tests when the run has several environments.
+	only []string
+}
+
+// EnvironmentName is the name of a run's i-th (0-based) environment of
+// topology: the topology's name, then <topology>-2, <topology>-3…
+func EnvironmentName(topology string, i int) string {
+	if i == 0 {
+		return topology
+	}
+	return topology + "-" + strconv.Itoa(i+1)
+}
+
+// IsEnvironmentOf reports whether name is one of the environments a run of
+// topology brings up (see EnvironmentName).
+func IsEnvironmentOf(topology, name string) bool {
+	if name == topology {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, topology+"-")
+	i, err := strconv.Atoi(n)
+	return ok && err == nil && i >= 2 && EnvironmentName(topology, i-1) == name
+}
+
+// shards names the environments for the parts of the plan.
+func (o *Options) shards(parts [][]scenarios.Case) []shard {
+	out := make([]shard, len(parts))
+	for i, p := range parts {
+		s := shard{name: EnvironmentName(o.Topology.Name, i), cases: p, artifacts: o.Artifacts, stateDir: o.StateDir}
+		if i > 0 {
+			s.stateDir += "-" + strconv.Itoa(i+1)
+		}
+		if len(parts) > 1 {
+			s.artifacts = filepath.Join(o.Artifacts, s.name)
+			for _, r := range scenarios.PlannedResults(p) {
+				s.only = append(s.only, r.Name)
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// runShards runs every shard at the same time, each on its environment,
+// and returns their results together; reused says the first environment
+// ran before the run. The environments come up one after another, the
+// first as if alone (it refuses to start beside an unrelated one), each
+// suite as soon as its environment is up. A shard that fails to run (its
+// environment does not come up, say) stops the others.
+func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	type outcome struct {
+		results         []reports.CaseResult
+		reused          bool
+		testErr, runErr error
+	}
+	outs := make([]outcome, len(shards))
+	up := make([]chan struct{}, len(shards)+1) // up[i+1] closes when shard i's Up returned
+	for i := range up {
+		up[i] = make(chan struct{})
+	}
+	close(up[0])
+	var wg sync.WaitGroup
+	for i, s := range shards {
+		wg.Go(func() {
+			out := &outs[i]
+			out.results, out.reused, out.testErr, out.runErr = o.runShard(ctx, hb, cfg, s, i, len(shards), up[i], up[i+1])
+			if out.runErr != nil {
+				cancel(out.runErr)
+			}
+		})
+	}
+	wg.Wait()
+	var testErrs, runErrs []error
+	for _, out := range outs {
+		results = append(results, out.results...)
+		testErrs, runErrs = append(testErrs, out.testErr), append(runErrs, out.runErr)
+	}
+	return results, outs[0].reused, errors.Join(testErrs...), errors.Join(runErrs...)
+}
+
+// runShard brings shard s's environment up (beside the run's others),
+// runs its part of the plan there and brings the environment down again
+// unless it ran before or the run keeps it.
+//
+// It brings its environment up after after closes, and closes upped once
+// Up returned.
+func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, s shard, i, n int, after <-chan struct{}, upped chan<- struct{}) (results []reports.CaseResult, reused bool, testErr, err error) {
+	log := o.Logger.With("environment", s.name)
+	upOnce := sync.OnceFunc(func() { close(upped) })
+	defer upOnce()
+	<-after
+	if _, serr := o.Provider.Status(ctx, s.name); serr == nil {
+		reused = true
+	}
+	log.Info("bringing up clusters", "topology", o.Topology.Name, "reuse", reused)
+	hb.Doing("bringing up environment %s of topology %s (%d of %d; reusing a running one: %t)", s.name, o.Topology.Name, i+1, n, reused)
+	spec := clusters.SpecOf(o.Topology)
+	spec.Name = s.name
+	opts := []clusters.UpOption{clusters.WithLogger(log), clusters.WithProgress(hb)}
+	if i > 0 {
+		opts = append(opts, clusters.WithBeside())
+	}
+	env, err := o.Provider.Up(ctx, spec, opts...)
+	upOnce()
+	if err != nil {
+		return nil, reused, nil, fmt.Errorf("bring up environment %q of topology %q: %w", s.name, o.Topology.Name, err)
+	}
+	defer func() {
+		if o.Keep || reused {
+			log.Info("leaving the clusters up", "down", o.downHint())
+			return
+		}
+		if derr := o.Provider.Down(context.WithoutCancel(ctx), s.name); derr != nil {
+			err = errors.Join(err, fmt.Errorf("bring down environment %q: %w", s.name, derr))
+		}
+	}()
+	cfg.Environment, cfg.StateDir, cfg.Artifacts, cfg.Only = env, s.stateDir, s.artifacts, s.only
+	for _, c := range scenarios.Cells(s.cases) {
+		cfg.Cells = append(cfg.Cells, c.Name())
+	}
+	if err := clearCases(s.artifacts); err != nil {
+		return nil, reused, nil, err
+	}
+	label := ""
+	if n > 1 {
+		label = s.name
+	}
+	testErr = o.whileEnvironmentLives(ctx, s.name, func(ctx context.Context) (testErr error) {
+		results, testErr, err = o.runAttempts(ctx, hb, cfg, scenarios.PlannedResults(s.cases), label)
+		return testErr
+	})
+	return slices.Clip(results), reused, testErr, err
+}
