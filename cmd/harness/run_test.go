@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,4 +49,16 @@ func TestProviderArgsRepeatTheFlags(t *testing.T) {
 	require.Empty(t, pf.args())
 	require.NoError(t, fs.Parse([]string{"--provider", "existing", "--kubeconfig", "/k/config", "--context", "workers=w,region-a=a", "--dns", "127.0.0.88:53"}))
 	require.Equal(t, []string{"--provider", "existing", "--kubeconfig", "/k/config", "--context", "region-a=a,workers=w", "--dns", "127.0.0.88:53"}, pf.args())
+}
+
+// --environments is checked before anything starts: a negative count, and
+// more than one environment on a provider that runs one.
+func TestEnvironmentsFlag(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	err := run(ctx, []string{"run", "--environments", "-1", "--topology", "../../topologies/default.yaml"}, &out, &errb)
+	require.ErrorContains(t, err, "--environments -1: want 1 or more, or 0 for the provider's default")
+	err = run(ctx, []string{"run", "--provider", "existing", "--environments", "2", "--kubeconfig", "/nonexistent", "--topology", "../../topologies/default.yaml"}, &out, &errb)
+	require.ErrorContains(t, err, "--environments 2: the existing provider runs one environment of a topology")
 }

@@ -197,14 +197,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		filepath.Join(o.Artifacts, reports.HTMLFile), filepath.Join(o.Artifacts, "summary.md"))
 	switch {
 	case notRun > 0 || ctx.Err() != nil:
-		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), filepath.Join(o.Artifacts, scenarios.SuiteLog))
+		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), suiteLogs(shards))
 		return res, errors.Join(err, ctx.Err(), testErr)
 	case testErr != nil:
 		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)
 	case !res.Summary.OK():
 		return res, fmt.Errorf("%w: %d failed, %d errors", ErrFailed, res.Summary.Total.Fail, res.Summary.Total.Error)
 	case res.Summary.Total.Total() == 0:
-		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, filepath.Join(o.Artifacts, scenarios.SuiteLog))
+		return res, fmt.Errorf("%w: no case ran (see %s)", ErrFailed, suiteLogs(shards))
 	}
 	return res, nil
 }

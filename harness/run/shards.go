@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -152,6 +153,15 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 	if err := clearCases(s.artifacts); err != nil {
 		return nil, reused, nil, err
 	}
+	if n > 1 {
+		// The environment's part, beside its suite's output.
+		if err := os.MkdirAll(s.artifacts, 0o755); err != nil {
+			return nil, reused, nil, fmt.Errorf("artifacts of environment %q: %w", s.name, err)
+		}
+		if err := writePlan(s.artifacts, scenarios.PlannedResults(s.cases)); err != nil {
+			return nil, reused, nil, err
+		}
+	}
 	label := ""
 	if n > 1 {
 		label = s.name
@@ -161,4 +171,13 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 		return testErr
 	})
 	return slices.Clip(results), reused, testErr, err
+}
+
+// suiteLogs names the suite logs of the run's environments.
+func suiteLogs(shards []shard) string {
+	var logs []string
+	for _, s := range shards {
+		logs = append(logs, filepath.Join(s.artifacts, scenarios.SuiteLog))
+	}
+	return strings.Join(logs, ", ")
 }
