@@ -15,11 +15,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/scenarios"
 )
 
 // Options configure a benchmark run.
@@ -91,19 +93,19 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 		return nil, ctx.Err()
 	case <-time.After(o.Idle):
 	}
-	roots := []int{os.Getpid()} // the runner and the suite
+	agents := newAgents(o.Memory, topo.Name, ro.Environments)
 	if o.Memory != nil {
 		procs, merr := o.Memory(topo.Name)
 		if merr != nil {
 			return nil, fmt.Errorf("bench: read memory: %w", merr)
 		}
 		rep.Idle = summarize(procs, len(env.Clusters))
-		roots = append(roots, rep.Idle.Agent.PID) // the control planes, kubelets and pods
+		agents.pids[topo.Name] = rep.Idle.Agent.PID
 	}
 
 	log.Info("bench: running the matrix")
 	ro.Keep = true // the tunnel is timed on the last cell's deployment
-	sampler := startCPUSampler(roots, time.Second)
+	sampler := startCPUSampler(agents.roots, time.Second)
 	res, runErr := harnessrun.Run(ctx, ro)
 	samples := sampler.Stop()
 	if res != nil && !keep {
@@ -118,12 +120,12 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 	if res != nil {
 		rep.Matrix = res.Summary.WallTime
 		rep.Cases = res.Summary.Total
-		artifacts, _ := filepath.Abs(ro.Artifacts)
-		pf, perr := profile(artifacts, rep.Matrix, samples)
-		if perr != nil {
-			log.Warn("bench: no matrix profile", "err", perr)
+		n := res.Report.Meta.Environments
+		var logs []string
+		for i := range max(n, 1) {
+			logs = append(logs, filepath.Join(harnessrun.EnvironmentArtifacts(ro.Artifacts, topo.Name, i, n), scenarios.SuiteLog))
 		}
-		rep.Profile = pf
+		rep.Profile = profile(res.Report.Cases, logs, rep.Matrix, samples)
 	}
 	if ctx.Err() != nil {
 		return nil, errors.Join(runErr, ctx.Err())
@@ -143,4 +145,43 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 	fmt.Fprint(out, rep.Markdown())
 	fmt.Fprintf(out, "report: %s\n", path)
 	return rep, runErr
+}
+
+// agents finds the agents of a run's environments for the CPU sampler:
+// the first is known before the run, the others once they are up.
+type agents struct {
+	memory   func(env string) ([]local.ProcessMemory, error)
+	topology string
+	n        int // the run's environments
+	mu       sync.Mutex
+	pids     map[string]int
+}
+
+func newAgents(memory func(env string) ([]local.ProcessMemory, error), topology string, n int) *agents {
+	return &agents{memory: memory, topology: topology, n: max(n, 1), pids: map[string]int{}}
+}
+
+// roots are this process (the runner and the suites) and every agent of
+// the run's environments found so far (their control planes, kubelets and
+// pods).
+func (a *agents) roots() []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	roots := []int{os.Getpid()}
+	for i := range a.n {
+		name := harnessrun.EnvironmentName(a.topology, i)
+		if a.pids[name] == 0 && a.memory != nil && i > 0 {
+			if procs, err := a.memory(name); err == nil {
+				for _, p := range procs {
+					if p.Component == "agent" {
+						a.pids[name] = p.PID
+					}
+				}
+			}
+		}
+		if pid := a.pids[name]; pid != 0 {
+			roots = append(roots, pid)
+		}
+	}
+	return roots
 }

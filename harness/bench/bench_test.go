@@ -75,8 +75,9 @@ func TestProfileGroupsCasesAndCellSwitches(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "suite.log"), []byte(
 		`time=x level=INFO msg="cell deployed" cell="c1" took=7.5s`+"\n"+`time=x level=INFO msg="cell deployed" cell="c2" took=2s`+"\n"), 0o644))
 	samples := []cpuSample{{t0, 0}, {t0.Add(35 * time.Second), 35 * time.Second}}
-	p, err := profile(dir, 40*time.Second, samples)
+	cases, err := reports.LoadCases(dir)
 	require.NoError(t, err)
+	p := profile(cases, []string{filepath.Join(dir, "suite.log")}, 40*time.Second, samples)
 	require.Equal(t, 35*time.Second, p.Cases)
 	require.Equal(t, 45*time.Second, p.CaseTime)
 	require.Equal(t, 9500*time.Millisecond, p.Deploy)

@@ -21,7 +21,9 @@ type cpuSample struct {
 	cpu time.Duration
 }
 
-// cpuSampler records cpuSamples every interval until stopped.
+// cpuSampler records cpuSamples every interval until stopped: the CPU
+// time of the process trees whose roots roots names at that moment (an
+// environment that comes up during the run joins them).
 type cpuSampler struct {
 	mu      sync.Mutex
 	samples []cpuSample
@@ -29,11 +31,11 @@ type cpuSampler struct {
 	done    chan struct{}
 }
 
-func startCPUSampler(roots []int, interval time.Duration) *cpuSampler {
+func startCPUSampler(roots func() []int, interval time.Duration) *cpuSampler {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &cpuSampler{stop: cancel, done: make(chan struct{})}
 	take := func() {
-		c := treeCPU(roots)
+		c := treeCPU(roots())
 		s.mu.Lock()
 		s.samples = append(s.samples, cpuSample{at: time.Now(), cpu: c})
 		s.mu.Unlock()

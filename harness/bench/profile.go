@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
 )
 
 // Profile is where the matrix's time went.
@@ -21,9 +19,12 @@ type Profile struct {
 	// reports); CaseTime the sum of the cases' durations, more than Cases
 	// when cases ran at the same time.
 	Matrix, Cases, CaseTime time.Duration
-	// CPU is the CPU time the environment and the runner used during the
-	// matrix (2 cores: at most twice the wall time).
+	// CPU is the CPU time the environments and the runner used during
+	// the matrix (2 cores: at most twice the wall time).
 	CPU time.Duration
+	// Environments is how many environments ran parts of the matrix at
+	// the same time.
+	Environments int
 	// Deploy is the time spent switching cells (rolling the fixtures out
 	// for the next cell), part of the first case of each cell.
 	Deploy  time.Duration
@@ -84,18 +85,19 @@ func (s *Slice) settle(samples []cpuSample) {
 var cellDeployed = regexp.MustCompile(`msg="cell deployed" cell="([^"]*)" took=(\S+)`)
 
 // profile groups the run's case results by layer and by cell and charges
-// each the CPU time sampled while it ran.
-func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Profile, error) {
-	cases, err := reports.LoadCases(artifacts)
-	if err != nil {
-		return nil, err
-	}
-	p := &Profile{Matrix: matrix}
+// each the CPU time sampled while it ran; the cell switches come from the
+// suite logs (one per environment of the run).
+func profile(cases []reports.CaseResult, suiteLogs []string, matrix time.Duration, samples []cpuSample) *Profile {
+	p := &Profile{Matrix: matrix, Environments: len(suiteLogs)}
 	if len(samples) > 1 {
 		p.CPU = samples[len(samples)-1].cpu - samples[0].cpu
 	}
 	deploys := map[string]time.Duration{}
-	if f, err := os.Open(filepath.Join(artifacts, scenarios.SuiteLog)); err == nil {
+	for _, log := range suiteLogs {
+		f, err := os.Open(log)
+		if err != nil {
+			continue
+		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
@@ -148,7 +150,7 @@ func profile(artifacts string, matrix time.Duration, samples []cpuSample) (*Prof
 	p.ByLayer, p.ByCell = sorted(layers), sorted(cells)
 	slices.SortFunc(p.Slowest, func(a, b Slice) int { return int(b.Wall - a.Wall) })
 	p.Slowest = p.Slowest[:min(len(p.Slowest), 10)]
-	return p, nil
+	return p
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
@@ -167,8 +169,8 @@ func (p *Profile) Markdown() string {
 	fmt.Fprintf(&b, "\n## Where the matrix's time goes\n\n")
 	fmt.Fprintf(&b, "Matrix %s s: cases running %s s (of which %d cell switches %s s), the rest (PKI, suite start, reports) %s s; "+
 		"the cases' own durations add up to %s s, as isolated cases run at the same time. "+
-		"CPU used by the environment and the runner: %s s, %s cores busy on average; the rest of the wall time is waiting.\n\n",
-		secs(p.Matrix), secs(p.Cases), p.Deploys, secs(p.Deploy), secs(p.Matrix-p.Cases), secs(p.CaseTime), secs(p.CPU), cpuShare(p.CPU, p.Matrix))
+		"CPU used by the %d environment(s) and the runner: %s s, %s cores busy on average; the rest of the wall time is waiting.\n\n",
+		secs(p.Matrix), secs(p.Cases), p.Deploys, secs(p.Deploy), secs(p.Matrix-p.Cases), secs(p.CaseTime), p.Environments, secs(p.CPU), cpuShare(p.CPU, p.Matrix))
 	fmt.Fprintf(&b, "Wall s is the time while at least one of the row's cases ran; case s adds up their own durations. "+
 		"A layer's cases run between other layers' in the same cell, so the layers' wall times overlap.\n\n")
 	table := func(title string, rows []Slice, deploy bool) {

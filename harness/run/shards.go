@@ -41,6 +41,16 @@ func EnvironmentName(topology string, i int) string {
 	return topology + "-" + strconv.Itoa(i+1)
 }
 
+// EnvironmentArtifacts is the folder of the i-th of n environments' suite
+// output and evidence within a run's artifacts folder: the folder itself
+// when the run has one environment, <artifacts>/<environment> else.
+func EnvironmentArtifacts(artifacts, topology string, i, n int) string {
+	if n <= 1 {
+		return artifacts
+	}
+	return filepath.Join(artifacts, EnvironmentName(topology, i))
+}
+
 // IsEnvironmentOf reports whether name is one of the environments a run of
 // topology brings up (see EnvironmentName).
 func IsEnvironmentOf(topology, name string) bool {
@@ -56,12 +66,12 @@ func IsEnvironmentOf(topology, name string) bool {
 func (o *Options) shards(parts [][]scenarios.Case) []shard {
 	out := make([]shard, len(parts))
 	for i, p := range parts {
-		s := shard{name: EnvironmentName(o.Topology.Name, i), cases: p, artifacts: o.Artifacts, stateDir: o.StateDir}
+		s := shard{name: EnvironmentName(o.Topology.Name, i), cases: p, stateDir: o.StateDir,
+			artifacts: EnvironmentArtifacts(o.Artifacts, o.Topology.Name, i, len(parts))}
 		if i > 0 {
 			s.stateDir += "-" + strconv.Itoa(i+1)
 		}
 		if len(parts) > 1 {
-			s.artifacts = filepath.Join(o.Artifacts, s.name)
 			for _, r := range scenarios.PlannedResults(p) {
 				s.only = append(s.only, r.Name)
 			}
