@@ -86,7 +86,9 @@ func (o *Options) shards(parts [][]scenarios.Case) []shard {
 // ran before the run. The environments come up one after another, the
 // first as if alone (it refuses to start beside an unrelated one), each
 // suite as soon as its environment is up. A shard that fails to run (its
-// environment does not come up, say) stops the others.
+// environment does not come up, say) stops the others. The environments
+// the run brought up go down together at the end, unless it keeps them:
+// the first one's state folder holds the PKI every shard deploys from.
 func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -96,6 +98,24 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.Ru
 		testErr, runErr error
 	}
 	outs := make([]outcome, len(shards))
+	var downMu sync.Mutex
+	var down []string // the environments this run brought up
+	defer func() {
+		if o.Keep {
+			return
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(down))
+		for i, name := range down {
+			wg.Go(func() {
+				if derr := o.Provider.Down(context.WithoutCancel(ctx), name); derr != nil {
+					errs[i] = fmt.Errorf("bring down environment %q: %w", name, derr)
+				}
+			})
+		}
+		wg.Wait()
+		err = errors.Join(append([]error{err}, errs...)...)
+	}()
 	up := make([]chan struct{}, len(shards)+1) // up[i+1] closes when shard i's Up returned
 	for i := range up {
 		up[i] = make(chan struct{})
@@ -105,7 +125,11 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.Ru
 	for i, s := range shards {
 		wg.Go(func() {
 			out := &outs[i]
-			out.results, out.reused, out.testErr, out.runErr = o.runShard(ctx, hb, cfg, s, i, len(shards), up[i], up[i+1])
+			out.results, out.reused, out.testErr, out.runErr = o.runShard(ctx, hb, cfg, s, i, len(shards), up[i], up[i+1], func() {
+				downMu.Lock()
+				defer downMu.Unlock()
+				down = append(down, s.name)
+			})
 			if out.runErr != nil {
 				cancel(out.runErr)
 			}
@@ -120,13 +144,13 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.Ru
 	return results, outs[0].reused, errors.Join(testErrs...), errors.Join(runErrs...)
 }
 
-// runShard brings shard s's environment up (beside the run's others),
-// runs its part of the plan there and brings the environment down again
-// unless it ran before or the run keeps it.
+// runShard brings shard s's environment up (beside the run's others) and
+// runs its part of the plan there; broughtUp records an environment that
+// did not run before, for the run to bring down.
 //
 // It brings its environment up after after closes, and closes upped once
 // Up returned.
-func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, s shard, i, n int, after <-chan struct{}, upped chan<- struct{}) (results []reports.CaseResult, reused bool, testErr, err error) {
+func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, s shard, i, n int, after <-chan struct{}, upped chan<- struct{}, broughtUp func()) (results []reports.CaseResult, reused bool, testErr, err error) {
 	log := o.Logger.With("environment", s.name)
 	upOnce := sync.OnceFunc(func() { close(upped) })
 	defer upOnce()
@@ -147,15 +171,12 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 	if err != nil {
 		return nil, reused, nil, fmt.Errorf("bring up environment %q of topology %q: %w", s.name, o.Topology.Name, err)
 	}
-	defer func() {
-		if o.Keep || reused {
-			log.Info("leaving the clusters up", "down", o.downHint())
-			return
-		}
-		if derr := o.Provider.Down(context.WithoutCancel(ctx), s.name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("bring down environment %q: %w", s.name, derr))
-		}
-	}()
+	if !reused {
+		broughtUp()
+	}
+	if o.Keep || reused {
+		log.Info("leaving the clusters up", "down", o.downHint())
+	}
 	cfg.Environment, cfg.StateDir, cfg.Artifacts, cfg.Only = env, s.stateDir, s.artifacts, s.only
 	for _, c := range scenarios.Cells(s.cases) {
 		cfg.Cells = append(cfg.Cells, c.Name())

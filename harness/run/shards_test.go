@@ -34,6 +34,8 @@ type recordingProvider struct {
 	mu           sync.Mutex
 	up, down     []string
 	besideByName map[string]bool
+	// onDown runs as an environment goes down.
+	onDown func(name string)
 }
 
 func (p *recordingProvider) Up(_ context.Context, spec clusters.Spec, opts ...clusters.UpOption) (*clusters.Environment, error) {
@@ -48,6 +50,9 @@ func (p *recordingProvider) Down(_ context.Context, name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = append(p.down, name)
+	if p.onDown != nil {
+		p.onDown(name)
+	}
 	return nil
 }
 
@@ -68,6 +73,15 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	art := t.TempDir()
 	p := &recordingProvider{besideByName: map[string]bool{}}
+	// The first environment's state folder holds the PKI that every
+	// environment deploys from: none goes down before every suite ended.
+	var suitesDone []bool
+	p.onDown = func(string) {
+		for _, env := range []string{"default", "default-2"} {
+			_, err := os.Stat(filepath.Join(art, env, "suite-junit.xml"))
+			suitesDone = append(suitesDone, err == nil)
+		}
+	}
 	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Keep: false, Provider: p, BinDir: bin,
 		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 2, Stdout: &syncBuffer{}})
 	if err != nil {
@@ -82,6 +96,7 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 	require.Equal(t, "default", p.up[0], "the first environment comes up first")
 	require.Equal(t, map[string]bool{"default": false, "default-2": true}, p.besideByName)
 	require.ElementsMatch(t, []string{"default", "default-2"}, p.down)
+	require.Equal(t, []bool{true, true, true, true}, suitesDone, "every suite ended before the first environment went down")
 
 	plan, err := os.ReadFile(filepath.Join(art, PlanFile))
 	require.NoError(t, err)
