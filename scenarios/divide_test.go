@@ -71,6 +71,12 @@ func TestDivideBalancesTheEstimate(t *testing.T) {
 	}
 }
 
+func TestDivideGivesLaterPartsLess(t *testing.T) {
+	plan := defaultPlan(t)
+	parts := Divide(plan, 2, 12)
+	require.Less(t, Estimate(parts[1], 12), Estimate(parts[0], 12), "the second environment starts later")
+}
+
 func TestDivideIsDeterministic(t *testing.T) {
 	plan := defaultPlan(t)
 	require.Equal(t, names(Divide(plan, 2, 12)), names(Divide(slices.Clone(plan), 2, 12)))
