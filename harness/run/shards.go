@@ -163,7 +163,7 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 	spec := clusters.SpecOf(o.Topology)
 	spec.Name = s.name
 	opts := []clusters.UpOption{clusters.WithLogger(log), clusters.WithProgress(hb)}
-	if i > 0 {
+	if i > 0 || o.sideRunning(ctx) {
 		opts = append(opts, clusters.WithBeside())
 	}
 	env, err := o.Provider.Up(ctx, spec, opts...)
@@ -202,6 +202,23 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 		return testErr
 	})
 	return slices.Clip(results), reused, testErr, err
+}
+
+// maxSide bounds the side environments (<topology>-2…) a run looks for
+// when it starts its first environment.
+const maxSide = 8
+
+// sideRunning reports whether a side environment of the run's topology
+// runs: one that an earlier run left (killed with its environments up,
+// say). The first environment then comes up beside it rather than being
+// refused, as it would be beside an unrelated environment.
+func (o *Options) sideRunning(ctx context.Context) bool {
+	for i := 1; i < maxSide; i++ {
+		if _, err := o.Provider.Status(ctx, EnvironmentName(o.Topology.Name, i)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // suiteLogs names the suite logs of the run's environments.

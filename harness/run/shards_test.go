@@ -36,6 +36,8 @@ type recordingProvider struct {
 	besideByName map[string]bool
 	// onDown runs as an environment goes down.
 	onDown func(name string)
+	// running are environments up before the run.
+	running map[string]bool
 }
 
 func (p *recordingProvider) Up(_ context.Context, spec clusters.Spec, opts ...clusters.UpOption) (*clusters.Environment, error) {
@@ -56,7 +58,10 @@ func (p *recordingProvider) Down(_ context.Context, name string) error {
 	return nil
 }
 
-func (p *recordingProvider) Status(context.Context, string) (*clusters.Environment, error) {
+func (p *recordingProvider) Status(_ context.Context, name string) (*clusters.Environment, error) {
+	if p.running[name] {
+		return &clusters.Environment{Name: name}, nil
+	}
 	return nil, clusters.ErrNotFound
 }
 
@@ -116,4 +121,23 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 	junit, err := os.ReadFile(filepath.Join(art, reports.JUnitFile))
 	require.NoError(t, err)
 	require.Contains(t, string(junit), `<property name="environments" value="2">`)
+}
+
+// TestFirstEnvironmentBesideALeftSideEnvironment: a side environment that
+// an earlier run left up (killed, say) does not block the next run: its
+// first environment comes up beside it, and the run leaves it up.
+func TestFirstEnvironmentBesideALeftSideEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gotestsum, test2json and a fake suite")
+	}
+	bin := fakeBin(t)
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	t.Setenv("FAKESUITE_REPORT", "1000") // every planned test passes
+	p := &recordingProvider{besideByName: map[string]bool{}, running: map[string]bool{"default-3": true}}
+	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: bin,
+		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 1, Stdout: &syncBuffer{}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"default": true}, p.besideByName)
+	require.Equal(t, []string{"default"}, p.down, "the left environment stays up")
 }
