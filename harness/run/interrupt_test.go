@@ -36,6 +36,18 @@ func fakeBin(t *testing.T) string {
 	return dir
 }
 
+// fakeRun is what a runner test with the fake suite needs: its bin/
+// folder and the default topology. It skips the test with -short.
+func fakeRun(t *testing.T) (string, *topology.Topology) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds gotestsum, test2json and a fake suite")
+	}
+	topo, err := topology.Load("../../topologies/default.yaml")
+	require.NoError(t, err)
+	return fakeBin(t), topo
+}
+
 // upProvider hands back an Environment without clusters: the fake suite
 // needs none.
 type upProvider struct{}
@@ -71,12 +83,7 @@ func (s *syncBuffer) String() string {
 // ErrIncomplete (the CLI exits 2), wrote its plan before the first case,
 // and its summary and JUnit say how many planned tests never ran.
 func TestInterruptedRunTotalsThePlan(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds gotestsum, test2json and a fake suite")
-	}
-	bin := fakeBin(t)
-	topo, err := topology.Load("../../topologies/default.yaml")
-	require.NoError(t, err)
+	bin, topo := fakeRun(t)
 	art := t.TempDir()
 	t.Setenv("FAKESUITE_REPORT", "3")
 	t.Setenv("FAKESUITE_BLOCK", "1")
@@ -132,12 +139,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // in a fresh suite process is reported as flaky (never as passed), keeps
 // its first attempt's evidence, and does not fail the run.
 func TestRerunMarksFlaky(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds gotestsum, test2json and a fake suite")
-	}
-	bin := fakeBin(t)
-	topo, err := topology.Load("../../topologies/default.yaml")
-	require.NoError(t, err)
+	bin, topo := fakeRun(t)
 	art := t.TempDir()
 	const flaky = "tls/verified-watch[workload=statefulset,trust=system]"
 	t.Setenv("FAKESUITE_REPORT", "1000")

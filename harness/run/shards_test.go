@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/reports"
 )
 
@@ -70,12 +69,7 @@ func (p *recordingProvider) Status(_ context.Context, name string) (*clusters.En
 // of the plan in the environment's own artifacts folder, brings both down,
 // and reports every planned test once, as a run on one environment does.
 func TestRunOnTwoEnvironments(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds gotestsum, test2json and a fake suite")
-	}
-	bin := fakeBin(t)
-	topo, err := topology.Load("../../topologies/default.yaml")
-	require.NoError(t, err)
+	bin, topo := fakeRun(t)
 	art := t.TempDir()
 	p := &recordingProvider{besideByName: map[string]bool{}}
 	// The first environment's state folder holds the PKI that every
@@ -87,7 +81,7 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 			suitesDone = append(suitesDone, err == nil)
 		}
 	}
-	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Keep: false, Provider: p, BinDir: bin,
+	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Provider: p, BinDir: bin,
 		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 2, Stdout: &syncBuffer{}})
 	if err != nil {
 		for _, env := range []string{"default", "default-2"} {
@@ -127,15 +121,10 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 // an earlier run left up (killed, say) does not block the next run: its
 // first environment comes up beside it, and the run leaves it up.
 func TestFirstEnvironmentBesideALeftSideEnvironment(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds gotestsum, test2json and a fake suite")
-	}
-	bin := fakeBin(t)
-	topo, err := topology.Load("../../topologies/default.yaml")
-	require.NoError(t, err)
+	bin, topo := fakeRun(t)
 	t.Setenv("FAKESUITE_REPORT", "1000") // every planned test passes
 	p := &recordingProvider{besideByName: map[string]bool{}, running: map[string]bool{"default-3": true}}
-	_, err = Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: bin,
+	_, err := Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: bin,
 		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 1, Stdout: &syncBuffer{}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"default": true}, p.besideByName)
