@@ -180,7 +180,6 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	results, _ = reports.WithNotRun(results, planned)
 	res.Report = o.report(start, results, len(shards))
 	res.Report.Detection, err = reports.ReadDetection(o.Artifacts)
 	if err != nil {

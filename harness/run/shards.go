@@ -28,8 +28,6 @@ type shard struct {
 	artifacts string
 	// stateDir is the environment's state folder (its faults journal).
 	stateDir string
-	// only names the shard's tests when the run has several environments.
-	only []string
 }
 
 // EnvironmentName is the name of a run's i-th (0-based) environment of
@@ -70,11 +68,6 @@ func (o *Options) shards(parts [][]scenarios.Case) []shard {
 			artifacts: EnvironmentArtifacts(o.Artifacts, o.Topology.Name, i, len(parts))}
 		if i > 0 {
 			s.stateDir += "-" + strconv.Itoa(i+1)
-		}
-		if len(parts) > 1 {
-			for _, r := range scenarios.PlannedResults(p) {
-				s.only = append(s.only, r.Name)
-			}
 		}
 		out[i] = s
 	}
@@ -177,28 +170,31 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 	if o.Keep || reused {
 		log.Info("leaving the clusters up", "down", o.downHint())
 	}
-	cfg.Environment, cfg.StateDir, cfg.Artifacts, cfg.Only = env, s.stateDir, s.artifacts, s.only
+	cfg.Environment, cfg.StateDir, cfg.Artifacts = env, s.stateDir, s.artifacts
 	for _, c := range scenarios.Cells(s.cases) {
 		cfg.Cells = append(cfg.Cells, c.Name())
 	}
 	if err := clearCases(s.artifacts); err != nil {
 		return nil, reused, nil, err
 	}
+	planned := scenarios.PlannedResults(s.cases)
+	label := ""
 	if n > 1 {
-		// The environment's part, beside its suite's output.
+		// The suite runs the environment's part only, named in its
+		// folder's plan.txt, and its progress lines say where it runs.
+		label = s.name
+		for _, r := range planned {
+			cfg.Only = append(cfg.Only, r.Name)
+		}
 		if err := os.MkdirAll(s.artifacts, 0o755); err != nil {
 			return nil, reused, nil, fmt.Errorf("artifacts of environment %q: %w", s.name, err)
 		}
-		if err := writePlan(s.artifacts, scenarios.PlannedResults(s.cases)); err != nil {
+		if err := writePlan(s.artifacts, planned); err != nil {
 			return nil, reused, nil, err
 		}
 	}
-	label := ""
-	if n > 1 {
-		label = s.name
-	}
 	testErr = o.whileEnvironmentLives(ctx, s.name, func(ctx context.Context) (testErr error) {
-		results, testErr, err = o.runAttempts(ctx, hb, cfg, scenarios.PlannedResults(s.cases), label)
+		results, testErr, err = o.runAttempts(ctx, hb, cfg, planned, label)
 		return testErr
 	})
 	return slices.Clip(results), reused, testErr, err
