@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/nvcf/conformance/faults/internal/flock"
 )
 
 // FileName is the journal's file name inside the state directory.
@@ -93,15 +94,11 @@ func (j *Journal) Path() string { return filepath.Join(j.dir, FileName) }
 // update runs fn on the entries under an exclusive lock and writes the
 // result back (0600: entries may hold key material of Secrets).
 func (j *Journal) update(fn func([]Entry) []Entry) error {
-	lock, err := os.OpenFile(filepath.Join(j.dir, "faults.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("open journal lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock journal: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+	return flock.Do(filepath.Join(j.dir, "faults.lock"), "journal", func() error { return j.rewrite(fn) })
+}
+
+// rewrite is update's work, under the lock.
+func (j *Journal) rewrite(fn func([]Entry) []Entry) error {
 	entries, err := j.read()
 	if err != nil {
 		return err

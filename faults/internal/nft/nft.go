@@ -14,7 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/nvcf/conformance/faults/internal/flock"
 )
 
 // Table is the name of the fault injector's table (family inet).
@@ -94,7 +95,7 @@ func Add(ctx context.Context, netns, comment string, rules []Rule) error {
 	for _, r := range rules {
 		fmt.Fprintf(&b, "add rule inet %s %s %s comment \"%s\"\n", Table, r.Chain, r.Expr, comment)
 	}
-	return locked(func() error {
+	return flock.Do(lockPath, "nftables", func() error {
 		if _, err := run(ctx, netns, b.String(), "-f", "-"); err != nil {
 			return fmt.Errorf("add rules for %s: %w", comment, err)
 		}
@@ -107,19 +108,6 @@ func Add(ctx context.Context, netns, comment string, rules []Rule) error {
 // Delete's "no rule left, delete the table" must not drop rules another
 // process adds between its listing and its deletion.
 var lockPath = filepath.Join(os.TempDir(), "nvcf-faults-nft.lock")
-
-// locked runs f holding lockPath; the lock goes with the process.
-func locked(f func() error) error {
-	l, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("open the nftables lock: %w", err)
-	}
-	defer l.Close()
-	if err := syscall.Flock(int(l.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
-	}
-	return f()
-}
 
 // listing is the part of `nft -j list table` that Delete reads.
 type listing struct {
@@ -192,7 +180,7 @@ func Packets(ctx context.Context, netns, comment string) (uint64, error) {
 // Delete removes every rule commented with comment. It deletes the whole
 // table when no rule is left. A missing table is not an error.
 func Delete(ctx context.Context, netns, comment string) error {
-	return locked(func() error { return deleteRules(ctx, netns, comment) })
+	return flock.Do(lockPath, "nftables", func() error { return deleteRules(ctx, netns, comment) })
 }
 
 func deleteRules(ctx context.Context, netns, comment string) error {
