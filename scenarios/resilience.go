@@ -45,6 +45,9 @@ func resilienceQUICLossDelay() Scenario {
 		Summary:  "under 20 % loss and 100 ms ± 20 ms delay on the tunnel's UDP path, invocations still succeed, and afterwards every Stargate replica's tunnel serves",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   Pass,
+		// Five invocations through 100 ms delay and 20 % loss, with
+		// retransmissions: about 11 s in the runs of docs/performance.md.
+		Takes: 12 * time.Second,
 		Try: inOrder(
 			before("the fault", invokesInBootstrap),
 			duringFault(quicLossAndDelay, invokeRepeatedly(5, "under loss %d", "invocation %d under 20%% loss")),
