@@ -76,10 +76,45 @@ func apiserverArgs(c plan.Cluster, p *PKI) []string {
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true",
-		"--watch-cache=false", "--profiling=false", "--enable-priority-and-fairness=false",
+		"--watch-cache=true", "--watch-cache-sizes=" + strings.Join(uncached, ","),
+		"--profiling=false", "--enable-priority-and-fairness=false",
 		"--event-ttl=1h", "--v=1",
 		"--runtime-config=" + strings.Join(runtimeConfig, ","),
 	}
+}
+
+// uncached are the resources the API server keeps no watch cache for
+// (size 0): every resource of runtimeConfig's groups except pods, Secrets
+// and ConfigMaps. Those three are cached because they are read most: each
+// process kubelet, the controllers and the scheduler watch pods, each
+// running pod's kubelet watches the Secrets and ConfigMaps it mounts, and
+// the scenarios list pods while they wait. Without a cache every watcher
+// has an etcd watch of its own that decodes every event again (the trust
+// bundle ConfigMap is 224 KB), and every list reads etcd; with one, an
+// event is decoded once and a list is answered from memory. The others
+// stay uncached for the memory a cache per resource costs.
+var uncached = []string{
+	"bindings#0", "componentstatuses#0", "endpoints#0", "events#0", "limitranges#0", "namespaces#0", "nodes#0",
+	"persistentvolumeclaims#0", "persistentvolumes#0", "podtemplates#0", "replicationcontrollers#0",
+	"resourcequotas#0", "serviceaccounts#0", "services#0",
+	"controllerrevisions.apps#0", "daemonsets.apps#0", "deployments.apps#0", "replicasets.apps#0", "statefulsets.apps#0",
+	"endpointslices.discovery.k8s.io#0", "leases.coordination.k8s.io#0", "events.events.k8s.io#0",
+	"csidrivers.storage.k8s.io#0", "csinodes.storage.k8s.io#0", "csistoragecapacities.storage.k8s.io#0",
+	"storageclasses.storage.k8s.io#0", "volumeattachments.storage.k8s.io#0", "volumeattributesclasses.storage.k8s.io#0",
+	"clusterroles.rbac.authorization.k8s.io#0", "clusterrolebindings.rbac.authorization.k8s.io#0",
+	"roles.rbac.authorization.k8s.io#0", "rolebindings.rbac.authorization.k8s.io#0",
+	"mutatingwebhookconfigurations.admissionregistration.k8s.io#0", "validatingwebhookconfigurations.admissionregistration.k8s.io#0",
+	"validatingadmissionpolicies.admissionregistration.k8s.io#0", "validatingadmissionpolicybindings.admissionregistration.k8s.io#0",
+	"mutatingadmissionpolicies.admissionregistration.k8s.io#0", "mutatingadmissionpolicybindings.admissionregistration.k8s.io#0",
+	"poddisruptionbudgets.policy#0", "jobs.batch#0", "cronjobs.batch#0",
+	"ingresses.networking.k8s.io#0", "ingressclasses.networking.k8s.io#0", "networkpolicies.networking.k8s.io#0",
+	"ipaddresses.networking.k8s.io#0", "servicecidrs.networking.k8s.io#0",
+	"deviceclasses.resource.k8s.io#0", "resourceclaims.resource.k8s.io#0", "resourceclaimtemplates.resource.k8s.io#0",
+	"resourceslices.resource.k8s.io#0", "priorityclasses.scheduling.k8s.io#0", "runtimeclasses.node.k8s.io#0",
+	"certificatesigningrequests.certificates.k8s.io#0", "clustertrustbundles.certificates.k8s.io#0",
+	"podcertificaterequests.certificates.k8s.io#0", "devicetaintrules.resource.k8s.io#0",
+	"customresourcedefinitions.apiextensions.k8s.io#0",
+	"apiservices.apiregistration.k8s.io#0",
 }
 
 // runtimeConfig turns off the API groups nothing here uses (autoscaling,

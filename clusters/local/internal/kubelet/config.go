@@ -45,7 +45,9 @@ type Config struct {
 	// its back-off to start over (default 10m).
 	BackoffBase, BackoffMax, BackoffReset time.Duration
 	// VolumeResync is how often Secret, ConfigMap and projected volumes of
-	// running pods are refreshed; default 10s.
+	// running pods are refreshed besides on every change of an object they
+	// mount (volwatch.go); default 1m, the kubelet's sync period: the
+	// watches carry the changes, the resync is only the safety net.
 	VolumeResync time.Duration
 	// Log receives the node's log (give it the node name); nil discards.
 	Log *slog.Logger
@@ -106,7 +108,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.BackoffReset = 10 * time.Minute
 	}
 	if c.VolumeResync <= 0 {
-		c.VolumeResync = 10 * time.Second
+		c.VolumeResync = time.Minute
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
