@@ -105,8 +105,8 @@ func (e *Env) status(ctx context.Context, p Pod, port int) (Doc, error) {
 	return Doc{Pod: p.Name, v: v}, nil
 }
 
-// RegisteredOn returns the Stargate pods of region whose /status lists the
-// inference server id.
+// RegisteredOn returns the Stargate pods of region whose registry (their
+// /status's inference_servers) holds the inference server id.
 func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]string, error) {
 	pods, err := e.StargatePods(ctx, region)
 	if err != nil {
@@ -118,7 +118,14 @@ func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]stri
 		if err != nil {
 			return nil, err
 		}
-		if d.Mentions(serverID) {
+		// Only the registrations count: the replica's tunnel sessions
+		// name serverID too, and a tunnel outlives its registration until
+		// QUIC's idle timeout.
+		h, err := readHeld(region, p, d)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(h.Registrations, serverID) {
 			out = append(out, p.Name)
 		}
 	}

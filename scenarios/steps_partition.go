@@ -12,7 +12,8 @@ import (
 
 // partitionRemote partitions the workers from the remote region the
 // bootstrap region watches, requires Pylon's registrations there (and
-// only there) to drop while it lasts and to return after it heals.
+// only there) to drop while it lasts, heals it once they have, and
+// requires them to return.
 func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	remote, err := remoteWatched(e)
 	if err != nil {
@@ -59,9 +60,11 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	if len(onBoot) == 0 {
 		return fmt.Errorf("the partition of %s also dropped the registration with %s", remote, boot)
 	}
+	// Heal as soon as the drop shows: holding the partition longer proves
+	// nothing more, and Pylon's reconnect back-off would only grow.
 	undone = true
-	if err := faultOver(ctx, h); err != nil {
-		return err
+	if err := h.Stop(ctx); err != nil {
+		return stepFailed("heal the partition", err)
 	}
 	if err := e.Eventually(ctx, "the registration to return to "+remote+" after healing", waitConverge, func(ctx context.Context) error {
 		on, err := e.RegisteredOn(ctx, remote, id)
@@ -103,7 +106,8 @@ func registrationDrops(ctx context.Context, e *Env, h *faults.Handle, remote, id
 	}
 }
 
-// partitionLength is how long the partition lasts: 20 s, or longer when
+// partitionLength is how long the partition may last for the drop to
+// show (it is healed as soon as it does): 20 s, or longer when
 // the remote Stargates' registration heartbeat (which a rogue registration
 // reads from the x-stargate-registration-heartbeat-ms header) lets a silent
 // registration live longer, so that a drop is possible at all: three missed
