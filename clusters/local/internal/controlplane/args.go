@@ -11,10 +11,12 @@ import (
 // controllers are the kube-controller-manager controllers a conformance run
 // needs; the rest stay off to save memory and CPU. node-lifecycle-controller
 // must be on: admission taints every new node not-ready and only it lifts
-// the taint.
+// the taint. endpoints-controller is off: everything here (Stargate, the
+// router, the load balancers, CoreDNS) reads EndpointSlices, and the API
+// server keeps the kubernetes Service's Endpoints itself.
 var controllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
-	"endpointslice-controller", "endpoints-controller",
+	"endpointslice-controller",
 	"serviceaccount-controller", "serviceaccount-token-controller", "root-ca-certificate-publisher-controller",
 	"namespace-controller", "garbage-collector-controller", "node-lifecycle-controller",
 	"taint-eviction-controller", "pod-garbage-collector-controller",
@@ -153,7 +155,10 @@ func schedulerArgs(kubeconfig string) []string {
 
 // corefile renders CoreDNS's configuration: the cluster domain from the
 // API, the external domain forwarded to the agent's DNS, and NXDOMAIN for
-// everything else (nothing leaves the machine).
+// everything else (nothing leaves the machine). The cluster domain is not
+// cached: the kubernetes plugin answers from its informer's memory, and a
+// cache would only hold a replaced pod's records (and a Stargate
+// discovering its peers by DNS) back by its TTL.
 func corefile(c plan.Cluster, kubeconfig, domain string) string {
 	bind := c.BridgeIP().String()
 	return fmt.Sprintf(`%[1]s:53 in-addr.arpa:53 ip6.arpa:53 {
@@ -163,7 +168,6 @@ func corefile(c plan.Cluster, kubeconfig, domain string) string {
         kubeconfig %[3]s %[4]s
         fallthrough in-addr.arpa ip6.arpa
     }
-    cache 5
 }
 %[5]s:53 {
     bind %[2]s
