@@ -26,9 +26,9 @@ const (
 	costBatch = 5 * time.Second
 	// costStagger is how much later each part starts than the one before:
 	// the environments come up one after another, the second while the
-	// first deploys its first cell (22 s after the run's start against
-	// 11 s for the first, in docs/performance.md).
-	costStagger = 10 * time.Second
+	// first deploys its first cell, so its suite starts 18–19 s after the
+	// first's (measured in `harness run` and `harness bench`, 2026-12-05).
+	costStagger = 18 * time.Second
 )
 
 // Divide splits a plan into at most n parts of about equal running time,
