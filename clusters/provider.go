@@ -23,6 +23,16 @@ type Provider interface {
 	Status(ctx context.Context, name string) (*Environment, error)
 }
 
+// Prober is implemented by a provider that can tell whether an environment
+// still runs more cheaply than Status, without asking its API servers:
+// `harness run` asks every few seconds while its suites run.
+type Prober interface {
+	// Probe returns nil while the environment called name runs and an
+	// error wrapping ErrNotFound once it has stopped; other errors are no
+	// verdict.
+	Probe(ctx context.Context, name string) error
+}
+
 // UpOption changes how Up works; see the With… constructors.
 type UpOption func(*UpOptions)
 

@@ -145,6 +145,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		require.True(t, netip.MustParsePrefix("198.19.100.0/24").Contains(addr), "LB address %s", addr)
 		st, err := p.Status(ctx, envName)
 		require.NoError(t, err)
+		require.NoError(t, p.(clusters.Prober).Probe(ctx, envName), "a running environment probes alive")
 		ci, _ := st.Cluster("e2e-a")
 		require.NotEmpty(t, ci.LoadBalancers)
 		require.Contains(t, ci.LoadBalancers[0].Hostnames, lbHost)
@@ -216,6 +217,7 @@ func TestE2EProviderTwoClusters(t *testing.T) {
 		})
 		_, err = p.Status(ctx, envName)
 		require.ErrorIs(t, err, clusters.ErrNotFound)
+		require.ErrorIs(t, p.(clusters.Prober).Probe(ctx, envName), clusters.ErrNotFound, "the probe sees the agent gone")
 		require.NoError(t, p.Down(ctx, envName))
 		for _, ps := range st.Processes {
 			require.False(t, proc.Ours(ps.PID, ps.Marker), "%s (pid %d) survived", ps.Name, ps.PID)

@@ -51,6 +51,8 @@ type provider struct{ o Options }
 // New returns the embedded provider.
 func New(o Options) clusters.Provider { return &provider{o: o.withDefaults()} }
 
+var _ clusters.Prober = (*provider)(nil)
+
 // Names lists the environments that have state under o.StateRoot, running
 // or left by a stopped agent, and those without state that still have a
 // process carrying their marker.
@@ -251,6 +253,23 @@ func (p *provider) Down(ctx context.Context, name string) (err error) {
 
 // Status implements clusters.Provider.
 func (p *provider) Status(ctx context.Context, name string) (*clusters.Environment, error) {
+	st, err := p.running(name)
+	if err != nil {
+		return nil, err
+	}
+	return environment(ctx, st)
+}
+
+// Probe implements clusters.Prober: the state and the agent's process,
+// no API request.
+func (p *provider) Probe(_ context.Context, name string) error {
+	_, err := p.running(name)
+	return err
+}
+
+// running loads the state of environment name, or returns an error
+// wrapping clusters.ErrNotFound when it has none or its agent is gone.
+func (p *provider) running(name string) (*state.State, error) {
 	st, err := state.Load(p.dir(name))
 	if errors.Is(err, state.ErrNoState) {
 		if line, ok := agent.ReadPanic(p.dir(name)); ok {
@@ -266,7 +285,7 @@ func (p *provider) Status(ctx context.Context, name string) (*clusters.Environme
 		return nil, fmt.Errorf("%w: %q: its agent (pid %d) is gone; the next `harness up` or `harness down` cleans up; logs in %s",
 			clusters.ErrNotFound, name, st.AgentPID, agent.LogDir(p.dir(name)))
 	}
-	return environment(ctx, st)
+	return st, nil
 }
 
 // freePlace is the first place in the address plan where spec's clusters

@@ -66,5 +66,6 @@ func TestStatusOfMissingEnvironment(t *testing.T) {
 	p := New(Options{StateRoot: t.TempDir()})
 	_, err := p.Status(context.Background(), "nope")
 	require.ErrorIs(t, err, clusters.ErrNotFound)
+	require.ErrorIs(t, p.(clusters.Prober).Probe(context.Background(), "nope"), clusters.ErrNotFound)
 	require.NoError(t, p.Down(context.Background(), "nope"), "down of nothing is not an error")
 }

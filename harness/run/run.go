@@ -216,8 +216,13 @@ const envWatchInterval = 2 * time.Second
 
 // watchEnvironment asks the provider every interval whether environment
 // name still exists, and stops the suite with ErrEnvironmentGone when it
-// does not; other errors (an API server slow to answer) are no verdict.
+// does not; other errors (an API server slow to answer) are no verdict. A
+// clusters.Prober answers without the API requests of Status.
 func watchEnvironment(ctx context.Context, p clusters.Provider, name string, interval time.Duration, stop context.CancelCauseFunc) {
+	probe := func() error { _, err := p.Status(ctx, name); return err }
+	if pr, ok := p.(clusters.Prober); ok {
+		probe = func() error { return pr.Probe(ctx, name) }
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -226,7 +231,7 @@ func watchEnvironment(ctx context.Context, p clusters.Provider, name string, int
 			return
 		case <-t.C:
 		}
-		if _, err := p.Status(ctx, name); errors.Is(err, clusters.ErrNotFound) {
+		if err := probe(); errors.Is(err, clusters.ErrNotFound) {
 			stop(fmt.Errorf("%w: %w", ErrEnvironmentGone, err))
 			return
 		}

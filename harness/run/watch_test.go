@@ -42,3 +42,33 @@ func TestWatchEnvironmentStopsTheSuiteWhenTheEnvironmentGoes(t *testing.T) {
 	require.ErrorIs(t, context.Cause(ctx), clusters.ErrNotFound)
 	require.EqualValues(t, 3, p.calls.Load())
 }
+
+// probingProvider answers Probe, alive twice and then gone, and fails the
+// test if the watch falls back to Status (API requests every interval).
+type probingProvider struct {
+	refusingProvider
+	t      *testing.T
+	probes atomic.Int32
+}
+
+func (p *probingProvider) Status(context.Context, string) (*clusters.Environment, error) {
+	p.t.Error("Status called although the provider probes")
+	return nil, errors.New("not this way")
+}
+
+func (p *probingProvider) Probe(context.Context, string) error {
+	if p.probes.Add(1) <= 2 {
+		return nil
+	}
+	return clusters.ErrNotFound
+}
+
+// A provider that probes is asked that way, not through Status.
+func TestWatchEnvironmentProbesWhenTheProviderCan(t *testing.T) {
+	p := &probingProvider{t: t}
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	watchEnvironment(ctx, p, "default", time.Millisecond, stop)
+	require.ErrorIs(t, context.Cause(ctx), ErrEnvironmentGone)
+	require.EqualValues(t, 3, p.probes.Load())
+}
