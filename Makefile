@@ -33,9 +33,9 @@ build:
 	@./hack/heartbeat.sh "compiling the scenario suite" $(GO) test -c -o $(BIN)/scenarios.test ./scenarios
 	@./hack/heartbeat.sh "compiling test2json and gotestsum" $(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
-## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane.
+## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane, and kubectl.
 binaries:
-	@./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries
+	@./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries --kubectl
 
 # node-tools: nvcf-pause and nvcf-runc go into the kind node image, whose
 # cache key hashes them: built without version or VCS stamps, their bytes

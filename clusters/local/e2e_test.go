@@ -274,7 +274,7 @@ func TestHelperDial(t *testing.T) {
 
 // kubectl is the kubectl built into the cache, or Debian's.
 func kubectl(t *testing.T) string {
-	if p := binaries.Paths(binaries.Options{}).Kubectl; fileExists(p) {
+	if p := binaries.KubectlPath(binaries.Options{}); fileExists(p) {
 		return p
 	}
 	p, err := exec.LookPath("kubectl")

@@ -32,6 +32,14 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (*Binaries, error) 
 	return binaries.Ensure(ctx, binaries.Options{Progress: progress})
 }
 
+// EnsureKubectl is EnsureBinaries for the kubectl of the same Kubernetes
+// version, for looking inside the clusters; no cluster needs it, so the
+// control plane's cold build does not wait for it (about a minute more
+// after it). It returns kubectl's path.
+func EnsureKubectl(ctx context.Context, progress io.Writer) (string, error) {
+	return binaries.EnsureKubectl(ctx, binaries.Options{Progress: progress})
+}
+
 // Purge removes every process and network object of the embedded provider
 // on this machine, whichever run made it: every process carrying the
 // marker (NVCF_HARNESS_ENV in its environment), network namespaces nvcf-*,

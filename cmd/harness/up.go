@@ -105,11 +105,12 @@ func cliLogger(w io.Writer, verbose bool) *slog.Logger {
 
 // runBinaries is `harness binaries`: download (or, when the releases are
 // unreachable, build) the embedded provider's control-plane binaries into
-// the cache, with progress; CI runs it before the tests so that a long cold
-// build is not charged to one test.
+// the cache, with progress, and kubectl after them with --kubectl; CI runs
+// it before the tests so that a long cold build is not charged to one test.
 func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("binaries", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	withKubectl := fs.Bool("kubectl", false, "also kubectl of the same version, for looking inside the clusters (about 1 min more when built)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,7 +121,15 @@ func runBinaries(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("binaries: %w", err)
 	}
-	for _, p := range []string{set.APIServer, set.ControllerManager, set.Scheduler, set.Kubectl, set.Etcd, set.CoreDNS} {
+	paths := []string{set.APIServer, set.ControllerManager, set.Scheduler, set.Etcd, set.CoreDNS}
+	if *withKubectl {
+		kubectl, err := local.EnsureKubectl(ctx, stderr)
+		if err != nil {
+			return fmt.Errorf("binaries: %w", err)
+		}
+		paths = append(paths, kubectl)
+	}
+	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}
 	return nil

@@ -45,12 +45,12 @@ var Pinned = Versions{
 	Containerd: "v2.3.7", CNIPlugins: "v1.10.0",
 }
 
-// Set holds the absolute paths of the built binaries.
+// Set holds the absolute paths of the built binaries a cluster runs
+// (kubectl, for people, comes apart: EnsureKubectl).
 type Set struct {
 	APIServer         string `json:"kubeAPIServer"`
 	ControllerManager string `json:"kubeControllerManager"`
 	Scheduler         string `json:"kubeScheduler"`
-	Kubectl           string `json:"kubectl"`
 	Etcd              string `json:"etcd"`
 	CoreDNS           string `json:"coredns"`
 }
@@ -129,13 +129,13 @@ func Paths(o Options) Set {
 		APIServer:         filepath.Join(k, "kube-apiserver"),
 		ControllerManager: filepath.Join(k, "kube-controller-manager"),
 		Scheduler:         filepath.Join(k, "kube-scheduler"),
-		Kubectl:           filepath.Join(k, "kubectl"),
 		Etcd:              filepath.Join(etcdDir(o), "bin", "etcd"),
 		CoreDNS:           filepath.Join(corednsDir(o), "bin", "coredns"),
 	}
 }
 
 func k8sDir(o Options) string     { return filepath.Join(o.CacheDir, "k8s-build-"+o.Versions.Kubernetes) }
+func kubectlDir(o Options) string { return filepath.Join(o.CacheDir, "kubectl-"+o.Versions.Kubernetes) }
 func etcdDir(o Options) string    { return filepath.Join(o.CacheDir, "etcd-"+o.Versions.Etcd) }
 func corednsDir(o Options) string { return filepath.Join(o.CacheDir, "coredns-"+o.Versions.CoreDNS) }
 
@@ -187,4 +187,22 @@ func Ensure(ctx context.Context, o Options) (*Set, error) {
 	}
 	s := Paths(o)
 	return &s, nil
+}
+
+// KubectlPath is where kubectl lives in the cache, built or not.
+func KubectlPath(o Options) string {
+	o.defaults()
+	return kubectlComponent(o).bins[0]
+}
+
+// EnsureKubectl returns kubectl, downloading or building it when it is
+// missing or stale, like Ensure. No cluster needs it, so it is not part of
+// Ensure's set: a cold build of the control plane does not wait for it.
+func EnsureKubectl(ctx context.Context, o Options) (string, error) {
+	o.defaults()
+	c := kubectlComponent(o)
+	if err := ensureAll(ctx, o, newDownloader(o), []component{c}); err != nil {
+		return "", err
+	}
+	return c.bins[0], nil
 }

@@ -25,7 +25,8 @@ func TestPathsFollowVersions(t *testing.T) {
 	require.Equal(t, "/c/coredns-v1.14.7/bin/coredns", s.CoreDNS)
 	o.Versions = Pinned
 	o.Versions.Kubernetes = "v1.38.0"
-	require.Equal(t, "/c/k8s-build-v1.38.0/bin/kubectl", Paths(o).Kubectl, "a version bump builds into a new folder")
+	require.Equal(t, "/c/k8s-build-v1.38.0/bin/kube-scheduler", Paths(o).Scheduler, "a version bump builds into a new folder")
+	require.Equal(t, "/c/kubectl-v1.38.0/bin/kubectl", KubectlPath(o), "kubectl in a folder of its own")
 }
 
 // A tiny Go binary built here carries its main module in its build info:

@@ -76,7 +76,7 @@ func buildKubernetes(ctx context.Context, o Options, c component) error {
 	for _, b := range c.bins {
 		args = append(args, "k8s.io/kubernetes/cmd/"+filepath.Base(b))
 	}
-	return runGo(ctx, o, "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl", c.dir, nil, args...)
+	return runGo(ctx, o, strings.Join(binNames(c), ", "), c.dir, nil, args...)
 }
 
 // buildEtcd builds etcd through a module of its own: `go install

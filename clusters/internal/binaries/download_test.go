@@ -99,7 +99,11 @@ func TestEnsureDownloadsVerifiedReleases(t *testing.T) {
 
 	set, err := Ensure(t.Context(), o)
 	require.NoError(t, err)
-	for _, b := range []string{set.APIServer, set.ControllerManager, set.Scheduler, set.Kubectl, set.Etcd, set.CoreDNS} {
+	require.NoFileExists(t, KubectlPath(o), "kubectl only when asked for")
+	kubectl, err := EnsureKubectl(t.Context(), o)
+	require.NoError(t, err)
+	require.Equal(t, KubectlPath(o), kubectl)
+	for _, b := range []string{set.APIServer, set.ControllerManager, set.Scheduler, set.Etcd, set.CoreDNS, kubectl} {
 		fi, err := os.Stat(b)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), b)
@@ -108,7 +112,8 @@ func TestEnsureDownloadsVerifiedReleases(t *testing.T) {
 	}
 	require.Equal(t, Paths(o), *set, "downloads and builds share the cache layout")
 	out := progress.String()
-	require.Contains(t, out, "downloaded kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37.2 from "+srv.URL+"/k8s/v1.37.2/bin/linux/")
+	require.Contains(t, out, "downloaded kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2 from "+srv.URL+"/k8s/v1.37.2/bin/linux/")
+	require.Contains(t, out, "downloaded kubectl v1.37.2 from "+srv.URL+"/k8s/v1.37.2/bin/linux/")
 	require.Contains(t, out, "downloaded etcd v3.6.16 from "+srv.URL+"/etcd/v3.6.16/etcd-v3.6.16-linux-")
 	require.Contains(t, out, "downloaded coredns v1.14.7")
 	require.NotContains(t, out, "building")
@@ -122,7 +127,7 @@ func TestEnsureDownloadsVerifiedReleases(t *testing.T) {
 	require.True(t, strings.HasPrefix(st.Source, srv.URL+"/etcd/"), st.Source)
 
 	// No temporary file stays behind.
-	for _, dir := range []string{k8sDir(o), etcdDir(o), corednsDir(o)} {
+	for _, dir := range []string{k8sDir(o), kubectlDir(o), etcdDir(o), corednsDir(o)} {
 		left, _ := filepath.Glob(filepath.Join(dir, "bin", ".*"))
 		require.Empty(t, left)
 	}
@@ -130,6 +135,8 @@ func TestEnsureDownloadsVerifiedReleases(t *testing.T) {
 	// Warm: nothing is fetched again.
 	n := rel.requests.Load()
 	_, err = Ensure(t.Context(), o)
+	require.NoError(t, err)
+	_, err = EnsureKubectl(t.Context(), o)
 	require.NoError(t, err)
 	require.Equal(t, n, rel.requests.Load())
 }
