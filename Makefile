@@ -21,25 +21,29 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 BIN ?= bin
 
-# Everything in bin/ builds without cgo: the kind provider's nodes run
-# nvcf-ref on an empty base image, and one configuration compiles each
-# package once (a cgo harness beside a static nvcf-ref compiled most of the
-# dependencies twice: 345 s against 263 s from an empty build cache).
+# Everything in bin/ builds without cgo and with -trimpath: the kind
+# provider's nodes run nvcf-ref on an empty base image, and one
+# configuration compiles each package once (a cgo harness beside a static
+# nvcf-ref compiled most of the dependencies twice: 345 s against 263 s
+# from an empty build cache). It is also how the control plane is built
+# from source, with the harness's module versions, so the packages they
+# share (client-go, the API types, gRPC) come from the build cache there.
 NOCGO := CGO_ENABLED=0
+TRIM := -trimpath
 
 ## build: everything a run needs into $(BIN)/: the CLI, the reference components,
 ## the compiled scenario suite, and test2json + gotestsum for its JUnit.
 ## bin/harness run needs nothing else (no Go, no source tree).
 ## Each step says what it compiles, and keeps saying so every 20 s (hack/heartbeat.sh).
 build:
-	@$(NOCGO) ./hack/heartbeat.sh "compiling the harness and the reference components" $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	@$(NOCGO) ./hack/heartbeat.sh "compiling the harness and the reference components" $(GO) build $(TRIM) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 	@$(MAKE) --no-print-directory node-tools
-	@$(NOCGO) ./hack/heartbeat.sh "compiling the scenario suite" $(GO) test -c -o $(BIN)/scenarios.test ./scenarios
-	@$(NOCGO) ./hack/heartbeat.sh "compiling test2json and gotestsum" $(GO) build -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
+	@$(NOCGO) ./hack/heartbeat.sh "compiling the scenario suite" $(GO) test $(TRIM) -c -o $(BIN)/scenarios.test ./scenarios
+	@$(NOCGO) ./hack/heartbeat.sh "compiling test2json and gotestsum" $(GO) build $(TRIM) -o $(BIN)/ cmd/test2json gotest.tools/gotestsum
 
 ## binaries: download (checksum-verified) or build, once, the embedded provider's pinned control plane, and kubectl.
 binaries:
-	@$(NOCGO) ./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run ./cmd/harness binaries --kubectl
+	@$(NOCGO) ./hack/heartbeat.sh "compiling the harness to check the control-plane binaries" $(GO) run $(TRIM) ./cmd/harness binaries --kubectl
 
 # node-tools: nvcf-pause and nvcf-runc go into the kind node image, whose
 # cache key hashes them: built without version or VCS stamps, their bytes
@@ -50,7 +54,7 @@ node-tools:
 ## kind-node-image: build the kind provider's node image offline, once, into the cache (root; no Docker daemon needed).
 kind-node-image: node-tools
 	@./hack/deps.sh docker
-	$(NOCGO) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
+	$(NOCGO) $(GO) build $(TRIM) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
 	@./hack/heartbeat.sh "building the kind node image (binaries from source, Debian root, component images)" nice -n 19 ionice -c3 ./$(BIN)/harness kind node-image
 
 # As root the tests include the embedded provider's own end-to-end test, which
@@ -77,7 +81,7 @@ fuzz:
 # the same time: the harness first (it fetches or builds the binaries), then
 # the suite and the rest of bin/ while the binaries come.
 ready: deps
-	$(NOCGO) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
+	$(NOCGO) $(GO) build $(TRIM) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
 	@./$(BIN)/harness binaries & pid=$$!; \
 		$(MAKE) --no-print-directory build || { kill $$pid; wait $$pid; exit 1; }; \
 		wait $$pid

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
@@ -76,6 +77,9 @@ type Options struct {
 	// NoDownload always builds from source (also: NVCF_BINARIES_DOWNLOAD=off).
 	NoDownload bool
 
+	// alignWith, when set, replaces the running program's dependencies as
+	// the module versions a Kubernetes build is aligned with (tests).
+	alignWith []*debug.Module
 	// build, when set, replaces every component's source build (tests).
 	build func(ctx context.Context, o Options, c component) error
 	// connectTimeout bounds a connection (and TLS handshake) to a release

@@ -1,9 +1,11 @@
 package binaries
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,4 +85,41 @@ func TestBusyFindsProcessInFolder(t *testing.T) {
 	defer func() { stdin.Close(); _ = cmd.Wait() }()
 	require.Equal(t, cmd.Process.Pid, busy(dir))
 	require.Zero(t, busy(dir+"-other"))
+}
+
+// The control plane's build module requires the harness's versions of the
+// modules they share (so the Go build cache compiles those packages once),
+// but not a replaced module, a staging module (replaced by the build
+// module itself) or a development version.
+func TestAlignModuleRequiresTheHarnesssVersions(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	dir := t.TempDir()
+	require.NoError(t, writeK8sModule(dir, Pinned, []string{"kube-apiserver"}))
+	var progress bytes.Buffer
+	o := Options{CacheDir: t.TempDir(), Progress: &progress, alignWith: []*debug.Module{
+		{Path: "golang.org/x/net", Version: "v0.60.0"},
+		{Path: "google.golang.org/grpc", Version: "v1.85.0"},
+		{Path: "k8s.io/client-go", Version: "v0.37.2"},
+		{Path: "example.com/forked", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}},
+		{Path: "example.com/local", Version: "(devel)"},
+	}}
+	o.defaults()
+	c := component{name: "kube-apiserver", dir: dir}
+	aligned, err := alignModule(t.Context(), o, c)
+	require.NoError(t, err)
+	require.True(t, aligned)
+	mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	require.NoError(t, err)
+	require.Contains(t, string(mod), "golang.org/x/net v0.60.0")
+	require.Contains(t, string(mod), "google.golang.org/grpc v1.85.0")
+	require.NotContains(t, string(mod), "example.com/")
+	require.NotRegexp(t, `(?m)^(require)?\s+k8s\.io/client-go v0\.37\.2$`, string(mod), "a staging module stays replaced only")
+	require.Contains(t, progress.String(), "versions of 2 modules")
+
+	o.alignWith = []*debug.Module{{Path: "example.com/local", Version: "(devel)"}}
+	aligned, err = alignModule(t.Context(), o, c)
+	require.NoError(t, err)
+	require.False(t, aligned, "nothing to require")
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,14 +71,70 @@ func buildKubernetes(ctx context.Context, o Options, c component) error {
 	if err := writeK8sModule(c.dir, o.Versions, binNames(c)); err != nil {
 		return err
 	}
-	if err := runGo(ctx, o, "the Kubernetes module graph", c.dir, nil, "mod", "tidy"); err != nil {
+	aligned, err := alignModule(ctx, o, c)
+	if err != nil {
+		return err
+	}
+	err = tidyAndBuild(ctx, o, c)
+	if err == nil || !aligned {
+		return err
+	}
+	// Newer versions of a shared module broke the build (a harness
+	// dependency bumped past what this Kubernetes compiles with): build
+	// with Kubernetes' own versions, compiling the shared packages again.
+	fmt.Fprintf(o.Progress, "the build with the harness's module versions failed (%v); building with Kubernetes' own instead\n", err)
+	if err := os.Remove(filepath.Join(c.dir, "go.mod")); err != nil {
+		return fmt.Errorf("%w: %w", ErrBuild, err)
+	}
+	if err := writeK8sModule(c.dir, o.Versions, binNames(c)); err != nil {
+		return err
+	}
+	return tidyAndBuild(ctx, o, c)
+}
+
+// k8sEnv is the environment of the control plane's build: no cgo, as
+// upstream builds these binaries and as `make build` builds bin/ (with
+// -trimpath like here), so the packages both compile are compiled once.
+var k8sEnv = []string{"CGO_ENABLED=0"}
+
+func tidyAndBuild(ctx context.Context, o Options, c component) error {
+	if err := runGo(ctx, o, "the Kubernetes module graph", c.dir, k8sEnv, "mod", "tidy"); err != nil {
 		return err
 	}
 	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", "bin/"}
 	for _, b := range c.bins {
 		args = append(args, "k8s.io/kubernetes/cmd/"+filepath.Base(b))
 	}
-	return runGo(ctx, o, strings.Join(binNames(c), ", "), c.dir, nil, args...)
+	return runGo(ctx, o, strings.Join(binNames(c), ", "), c.dir, k8sEnv, args...)
+}
+
+// alignModule raises, in c's build module, every module the running
+// program was built with to at least that program's version (Go keeps the
+// higher of two requirements). The harness and the control plane share
+// about half of the control plane's packages (client-go, the API types,
+// the API server library, gRPC, protobuf); built from the same module
+// versions with the same flags, the Go build cache compiles them once, and
+// `make ready`, which builds the harness first, saves that much of the
+// cold build. It reports whether it required anything.
+func alignModule(ctx context.Context, o Options, c component) (bool, error) {
+	mods := o.alignWith
+	if mods == nil {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			mods = bi.Deps
+		}
+	}
+	args := []string{"mod", "edit"}
+	for _, m := range mods {
+		if m.Replace != nil || !strings.HasPrefix(m.Version, "v") || slices.Contains(staging, strings.TrimPrefix(m.Path, "k8s.io/")) {
+			continue // replaced here or there, or not a release
+		}
+		args = append(args, "-require="+m.Path+"@"+m.Version)
+	}
+	if len(args) == 2 {
+		return false, nil
+	}
+	fmt.Fprintf(o.Progress, "aligning the Kubernetes build with the harness's versions of %d modules, to share their compiled packages\n", len(args)-2)
+	return true, runGo(ctx, o, "aligning the Kubernetes module graph", c.dir, nil, args...)
 }
 
 // buildEtcd builds etcd through a module of its own: `go install
