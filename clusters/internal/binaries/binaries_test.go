@@ -90,7 +90,8 @@ func TestBusyFindsProcessInFolder(t *testing.T) {
 // The control plane's build module requires the harness's versions of the
 // modules they share (so the Go build cache compiles those packages once),
 // but not a replaced module, a staging module (replaced by the build
-// module itself) or a development version.
+// module itself), etcd's (the API server keeps the client it ships with)
+// or a development version.
 func TestAlignModuleRequiresTheHarnesssVersions(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go tool")
@@ -102,6 +103,7 @@ func TestAlignModuleRequiresTheHarnesssVersions(t *testing.T) {
 		{Path: "golang.org/x/net", Version: "v0.60.0"},
 		{Path: "google.golang.org/grpc", Version: "v1.85.0"},
 		{Path: "k8s.io/client-go", Version: "v0.37.2"},
+		{Path: "go.etcd.io/etcd/client/v3", Version: "v3.7.0"},
 		{Path: "example.com/forked", Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}},
 		{Path: "example.com/local", Version: "(devel)"},
 	}}
@@ -115,6 +117,7 @@ func TestAlignModuleRequiresTheHarnesssVersions(t *testing.T) {
 	require.Contains(t, string(mod), "golang.org/x/net v0.60.0")
 	require.Contains(t, string(mod), "google.golang.org/grpc v1.85.0")
 	require.NotContains(t, string(mod), "example.com/")
+	require.NotContains(t, string(mod), "go.etcd.io/", "the API server keeps its own etcd client")
 	require.NotRegexp(t, `(?m)^(require)?\s+k8s\.io/client-go v0\.37\.2$`, string(mod), "a staging module stays replaced only")
 	require.Contains(t, progress.String(), "versions of 2 modules")
 

@@ -128,6 +128,9 @@ func alignModule(ctx context.Context, o Options, c component) (bool, error) {
 		if m.Replace != nil || !strings.HasPrefix(m.Version, "v") || slices.Contains(staging, strings.TrimPrefix(m.Path, "k8s.io/")) {
 			continue // replaced here or there, or not a release
 		}
+		if strings.HasPrefix(m.Path, "go.etcd.io/") {
+			continue // the API server's etcd client stays the one it ships with, for the etcd it talks to
+		}
 		args = append(args, "-require="+m.Path+"@"+m.Version)
 	}
 	if len(args) == 2 {
