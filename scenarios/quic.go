@@ -73,7 +73,10 @@ func quicUnknownSNI() Scenario {
 		ID: "quic/unknown-sni", Layer: LayerQUIC, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "the relay refuses an SNI naming no ready Stargate",
-		Expect:  FailClosed(reason.UnknownSNI).From(reason.OriginPeer), Control: "quic/tunnel-up",
+		// The reference relay refuses in the TLS handshake (alert 112, the
+		// peer's); a real router's relay closes the connection after it
+		// with a text of its own (docs/reasons.md).
+		Expect: FailClosed(reason.UnknownSNI).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
 		Try: bringTunnelUp(withUnknownSNI),
 	}
 }
@@ -83,7 +86,9 @@ func quicNotReady() Scenario {
 		ID: "quic/not-ready", Layer: LayerQUIC, Labels: []string{LabelProbe, LabelDeploys},
 		Covers:  []Requirement{DoD6},
 		Summary: "the relay refuses an SNI naming a Stargate pod that runs but is not ready",
-		Expect:  FailClosed(reason.UnknownSNI).From(reason.OriginPeer), Control: "quic/tunnel-up",
+		// A real router's relay says not-ready where the reference one
+		// knows no ready pod by that name (docs/reasons.md).
+		Expect: FailClosed(reason.UnknownSNI, reason.NotReady).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
 		Try: tunnelToNotReady,
 	}
 }

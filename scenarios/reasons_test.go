@@ -83,6 +83,65 @@ func TestReasonChannelGRPCStatusDetails(t *testing.T) {
 	}
 }
 
+// gRPC status code and message, as a real router or Stargate sends it:
+// only the listed texts, whole and under their code, are typed; any other
+// is unknown, with its text kept for the evidence.
+func TestReasonChannelRealGRPCStatus(t *testing.T) {
+	register := func(refusal error) error {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		srv := grpc.NewServer()
+		stargatepb.RegisterStargateControlPlaneServer(srv, &refusingStargate{refusal: refusal})
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Stop()
+		p := probe.New(probe.Options{Timeout: 5 * time.Second})
+		_, err = p.Register(context.Background(), probe.GRPCTarget{Addr: ln.Addr().String(), Authority: "sg-0.sg.elsewhere.test:50071", TLS: probe.TLS{Plaintext: true}},
+			&stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
+		return err
+	}
+	unknown := expectationOf(t, "authority/unknown")
+	require.NoError(t, unknown.Judge(register(status.Error(codes.InvalidArgument,
+		"registration authority sg-0.sg.elsewhere.test does not match advertised stargate hostname template"))))
+	require.NoError(t, unknown.Judge(register(status.Error(codes.InvalidArgument, "registration requires a target stargate authority"))))
+	for name, refusal := range map[string]error{
+		"Stargate's admission":          status.Error(codes.InvalidArgument, "inference_server_url is empty"),
+		"the router's text, wrong code": status.Error(codes.Unavailable, "registration requires a target stargate authority"),
+		"the router's text, prefixed":   status.Error(codes.InvalidArgument, "proxy: registration requires a target stargate authority"),
+		"the router's not-ready":        status.Error(codes.Unavailable, "target stargate sg-0 is not ready"),
+	} {
+		require.Error(t, unknown.Judge(register(refusal)), name)
+	}
+	// An unlisted text is unknown, and the evidence keeps it.
+	err := register(status.Error(codes.InvalidArgument, "some text no list names"))
+	require.Equal(t, reason.Unknown, reason.Of(err))
+	require.Contains(t, err.Error(), "some text no list names")
+	require.Error(t, unknown.Judge(err))
+
+	// The real router cannot tell a missing pod from a not-ready one.
+	notReady := expectationOf(t, "authority/not-ready")
+	require.NoError(t, notReady.Judge(register(status.Error(codes.Unavailable, "target stargate stargate-not-ready is not ready"))))
+	require.Error(t, expectationOf(t, "authority/no-such-pod").Judge(register(status.Error(codes.Unavailable, "target stargate stargate-9 is not ready"))))
+}
+
+// QUIC close of a real router's relay: code 0 and its own text.
+func TestReasonChannelRealQUICClose(t *testing.T) {
+	closed := func(code quic.ApplicationErrorCode, remote bool, msg string) error {
+		err := fmt.Errorf("quic tunnel: %w", &quic.ApplicationError{Remote: remote, ErrorCode: code, ErrorMessage: msg})
+		r, o := probe.Refusal(err)
+		return reason.WrapFrom(r, o, err)
+	}
+	sni := expectationOf(t, "quic/unknown-sni")
+	require.NoError(t, sni.Judge(closed(0, true, "unknown target SNI")))
+	require.NoError(t, sni.Judge(closed(0, true, "missing target SNI")))
+	require.Error(t, sni.Judge(closed(0, false, "unknown target SNI")), "our own close is no refusal")
+	require.Error(t, sni.Judge(closed(tunnel.CodeRejected, true, "unknown target SNI")), "under another code it is no real text, nor a typed message")
+	require.Error(t, sni.Judge(closed(0, true, "target stargate not ready")))
+	require.Error(t, sni.Judge(closed(0, true, "unknown SNI")))
+	notReady := expectationOf(t, "quic/not-ready")
+	require.NoError(t, notReady.Judge(closed(0, true, "target stargate not ready")))
+	require.Error(t, notReady.Judge(closed(0, true, "router shutdown")))
+}
+
 // Termination message: what a component wrote to its terminationMessagePath.
 func TestReasonChannelTerminationMessage(t *testing.T) {
 	exit := func(msg string) error {
@@ -141,9 +200,13 @@ func TestReasonChannelHandshakeAck(t *testing.T) {
 	unregistered := expectationOf(t, "quic/unregistered-tunnel")
 	require.NoError(t, unregistered.Judge(ack("unauthorized inference_server_id")))
 	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
-	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", ""} {
+	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", "", "cluster id mismatch"} {
 		require.Error(t, unregistered.Judge(ack(text)), text)
 	}
+	// A text no list names is unknown, quoted in the error.
+	err := ack("cluster id mismatch")
+	require.Equal(t, reason.Unknown, reason.Of(err))
+	require.Contains(t, err.Error(), `"cluster id mismatch"`)
 	relayed := fmt.Errorf("quic tunnel: %w", &quic.ApplicationError{Remote: true, ErrorCode: tunnel.CodeRejected,
 		ErrorMessage: reason.Message{Reason: reason.Unregistered, Origin: reason.OriginQUICRelay}.Encode()})
 	r, o := probe.Refusal(relayed)

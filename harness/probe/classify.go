@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -25,10 +24,11 @@ func Classify(err error) reason.Reason {
 }
 
 // Refusal returns the typed reason of a probe's failure and who refused,
-// from the error values themselves (never from their text): the reason and
-// origin a gRPC status names in its details (the code alone names
-// nothing: the router and Stargate both answer InvalidArgument, for
-// different reasons), a reason already attached, an x509 verification
+// from the error values themselves: the reason and origin a gRPC status
+// names in its details, or a real component's status by its code and
+// whole message (reason.FromStatus; the code alone names nothing: the
+// router and Stargate both answer InvalidArgument, for different
+// reasons), a reason already attached, an x509 verification
 // error (the probe refused), a TLS record from a plaintext peer or a TLS
 // alert the peer sent (the peer refused), the reason.Message a QUIC peer
 // closed the connection with, a QUIC crypto error, a refused
@@ -48,8 +48,8 @@ func Refusal(err error) (reason.Reason, reason.Origin) {
 		return r, o
 	}
 	var ae *quic.ApplicationError
-	if errors.As(err, &ae) && ae.Remote && ae.ErrorCode == tunnel.CodeRejected {
-		if m, perr := reason.ParseMessage(ae.ErrorMessage); perr == nil {
+	if errors.As(err, &ae) {
+		if m, ok := closeRefusal(ae); ok {
 			return m.Reason, m.Origin
 		}
 	}

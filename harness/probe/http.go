@@ -3,12 +3,15 @@ package probe
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,11 +69,23 @@ func (p *Prober) httpClient(t HTTPTarget) (*http.Client, *connRecord, error) {
 	return &http.Client{Transport: tr}, rec, nil
 }
 
-// Do sends one request to t.URL+path and returns the response. A 404 with
-// x-stargate-error-code no_eligible_candidates is returned together with an
-// error of reason.NoEligibleCandidates; other statuses are returned without
-// an error, for the caller to judge.
-func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (resp *Response, err error) {
+// Do sends one request to t.URL+path and returns the response. A response
+// with an x-stargate-error-code Stargate refuses with (404
+// no_eligible_candidates, say: reason.OfRealHTTP) is returned together
+// with an error of its reason; other statuses are returned without an
+// error, for the caller to judge.
+func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (*Response, error) {
+	return p.do(ctx, t, method, path, body, nil)
+}
+
+// newRequestID is a random x-request-id.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (p *Prober) do(ctx context.Context, t HTTPTarget, method, path string, body []byte, hdr http.Header) (resp *Response, err error) {
 	start := time.Now()
 	defer func() {
 		sec := "plaintext"
@@ -97,6 +112,9 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
 	hr, err := c.Do(req)
 	if err != nil {
 		u, _ := url.Parse(t.URL)
@@ -112,15 +130,22 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 		return nil, classified(fmt.Errorf("read response of %s %s: %w", method, t.URL+path, err), reason.Message{})
 	}
 	resp = &Response{Status: hr.StatusCode, ErrorCode: hr.Header.Get("x-stargate-error-code"), Header: hr.Header, Body: data}
-	if resp.Status == http.StatusNotFound && resp.ErrorCode == string(reason.NoEligibleCandidates) {
+	if resp.ErrorCode != "" {
 		// The header is Stargate's: it names Stargate as the origin.
-		return resp, reason.WrapFrom(reason.NoEligibleCandidates, reason.OriginStargate, fmt.Errorf("%s %s: 404 %s", method, t.URL+path, resp.ErrorCode))
+		err := fmt.Errorf("%s %s: %d %s", method, t.URL+path, resp.Status, resp.ErrorCode)
+		if r, o, ok := reason.OfRealHTTP(resp.Status, resp.ErrorCode); ok {
+			return resp, reason.WrapFrom(r, o, err)
+		}
+		return resp, reason.Wrap(reason.Unknown, fmt.Errorf("%w: an x-stargate-error-code no list names", err))
 	}
 	return resp, nil
 }
 
-// ChatCompletion posts a minimal OpenAI-style chat completion for model
-// and returns the response; a non-2xx status other than the typed 404 is an error.
+// ChatCompletion posts a minimal OpenAI-style chat completion for model,
+// with the headers a real Stargate requires of it (x-request-id, x-model,
+// x-input-tokens), and returns the response; a non-2xx status is an
+// error, of the reason Stargate's status names (reason.OfRealHTTP: 400
+// bad-request, say), else reason.Unknown with the status and body quoted.
 func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, content string) (*Response, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":    model,
@@ -129,12 +154,20 @@ func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, conten
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.Do(ctx, t, http.MethodPost, "/v1/chat/completions", body)
+	hdr := http.Header{}
+	hdr.Set("x-request-id", newRequestID())
+	hdr.Set("x-model", model)
+	hdr.Set("x-input-tokens", strconv.Itoa(max(1, len(strings.Fields(content)))))
+	resp, err := p.do(ctx, t, http.MethodPost, "/v1/chat/completions", body, hdr)
 	if err != nil {
 		return resp, err
 	}
 	if resp.Status/100 != 2 {
-		return resp, fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %s", t.URL, model, resp.Status, truncate(resp.Body))
+		err := fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %s", t.URL, model, resp.Status, truncate(resp.Body))
+		if r, o, ok := reason.OfRealHTTP(resp.Status, ""); ok {
+			return resp, reason.WrapFrom(r, o, err)
+		}
+		return resp, reason.Wrap(reason.Unknown, err)
 	}
 	return resp, nil
 }

@@ -77,3 +77,53 @@ func TestHTTPProbes(t *testing.T) {
 type writerFunc struct{ f func([]byte) }
 
 func (w *writerFunc) Write(b []byte) (int, error) { w.f(b); return len(b), nil }
+
+// A handler that answers as a real Stargate does: 400 without the required
+// headers, and the statuses and error codes of its refusals.
+func TestChatCompletionAsARealStargateAnswers(t *testing.T) {
+	var answer func(w http.ResponseWriter)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range []string{"x-request-id", "x-model", "x-input-tokens"} {
+			if r.Header.Get(h) == "" {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+		}
+		if r.Header.Get("x-model") != "echo" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		answer(w)
+	}))
+	t.Cleanup(srv.Close)
+	p := New(Options{})
+	target := HTTPTarget{URL: srv.URL}
+	for _, c := range []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+		want   reason.Reason
+		origin reason.Origin
+	}{
+		{"admitted", func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{}`)) }, reason.None, ""},
+		{"overloaded", func(w http.ResponseWriter) {
+			w.Header().Set("x-stargate-error-code", "input_work_limit_exceeded")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}, reason.InputWorkLimitExceeded, reason.OriginStargate},
+		{"bare 503", func(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }, reason.Unavailable, reason.OriginStargate},
+		{"400", func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) }, reason.BadRequest, reason.OriginStargate},
+		{"an unlisted code", func(w http.ResponseWriter) {
+			w.Header().Set("x-stargate-error-code", "brand_new_code")
+			w.WriteHeader(http.StatusNotFound)
+		}, reason.Unknown, ""},
+		{"500", func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }, reason.Unknown, ""},
+	} {
+		answer = c.answer
+		_, err := p.ChatCompletion(context.Background(), target, "echo", "hello there")
+		r, o := Refusal(err)
+		require.Equal(t, c.want, r, "%s: %v", c.name, err)
+		require.Equal(t, c.origin, o, c.name)
+		if c.name == "an unlisted code" {
+			require.ErrorContains(t, err, "brand_new_code")
+		}
+	}
+}

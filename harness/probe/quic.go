@@ -74,7 +74,7 @@ func (p *Prober) Tunnel(ctx context.Context, t QUICTarget) (err error) {
 	}
 	if !ack.Accepted {
 		// The ack is the tunnel server's, which is Stargate.
-		return reason.WrapFrom(tunnel.AckReason(ack.Reason), reason.OriginStargate, fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
+		return reason.WrapFrom(reason.AckReason(ack.Reason), reason.OriginStargate, fmt.Errorf("quic tunnel %s: handshake refused with reason %q", t.describe(), ack.Reason))
 	}
 	return nil
 }
@@ -98,14 +98,35 @@ func (p *Prober) handshake(ctx context.Context, conn *quic.Conn, t QUICTarget) (
 	return ack, nil
 }
 
-// remoteRejection returns the typed refusal (reason.Message) a peer closed
-// conn with, if it closed it with one.
+// remoteRejection returns the typed refusal a peer closed conn with, if it
+// closed it with one (closeRefusal).
 func remoteRejection(conn *quic.Conn) reason.Message {
 	var ae *quic.ApplicationError
-	if cause := context.Cause(conn.Context()); errors.As(cause, &ae) && ae.Remote && ae.ErrorCode == tunnel.CodeRejected {
-		if m, err := reason.ParseMessage(ae.ErrorMessage); err == nil {
+	if cause := context.Cause(conn.Context()); errors.As(cause, &ae) {
+		if m, ok := closeRefusal(ae); ok {
 			return m
 		}
 	}
 	return reason.Message{}
+}
+
+// closeRefusal reads the refusal of a QUIC application close the peer
+// sent: a reference component's reason.Message under tunnel.CodeRejected,
+// or a real router relay's reason phrase under code 0
+// (reason.OfRealClose). Anything else names no refusal.
+func closeRefusal(ae *quic.ApplicationError) (reason.Message, bool) {
+	if !ae.Remote {
+		return reason.Message{}, false
+	}
+	switch ae.ErrorCode {
+	case tunnel.CodeRejected:
+		if m, err := reason.ParseMessage(ae.ErrorMessage); err == nil {
+			return m, true
+		}
+	case 0:
+		if r, o, ok := reason.OfRealClose(ae.ErrorMessage); ok {
+			return reason.Message{Reason: r, Origin: o, Detail: ae.ErrorMessage}, true
+		}
+	}
+	return reason.Message{}, false
 }
