@@ -59,7 +59,11 @@ type CaseResult struct {
 	// Evidence is the case's evidence folder.
 	Evidence string `json:"evidence"`
 	// Faults were active while the case ran.
-	Faults   []string      `json:"faults,omitempty"`
+	Faults []string `json:"faults,omitempty"`
+	// Proof lists the case's server-side checks, each as "LEVEL: check"
+	// with the level it was proven at (status, metrics, discovery, or
+	// none: nothing the Stargate exposes could prove it).
+	Proof    []string      `json:"proof,omitempty"`
 	Start    time.Time     `json:"start"`
 	Duration time.Duration `json:"duration"`
 	// Steps are what the case did, in order: deploying its cell, its

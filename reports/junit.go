@@ -21,6 +21,7 @@ const (
 	PropControl     = "control"
 	PropObserved    = "observed-reason"
 	PropFaults      = "faults-active"
+	PropProof       = "server-side-proof"
 	PropEvidence    = "evidence"
 	PropDuration    = "duration"
 	PropAttempt     = "attempt"
@@ -187,6 +188,7 @@ func (r Run) junitCase(c CaseResult) junitCase {
 	add(PropControl, c.Control)
 	add(PropObserved, c.Observed)
 	add(PropFaults, strings.Join(c.Faults, "; "))
+	add(PropProof, strings.Join(c.Proof, "; "))
 	add(PropEvidence, c.Evidence)
 	add(PropDuration, c.Duration.Round(time.Millisecond).String())
 	add(PropAttempt, strconv.Itoa(c.Tries()))

@@ -54,6 +54,15 @@ func (e *Env) baselineBroken(ctx context.Context) error {
 		if !h.Ready {
 			continue
 		}
+		if h.Source != ProofStatus {
+			// A real Stargate shows no ids: the base Pylon's model served
+			// there (its registration active, its tunnel up) is what
+			// stands for it.
+			if ok, _ := h.activeHere(echoModel); !ok {
+				missing = append(missing, h.name()+" serves no model "+echoModel+" (the base Pylon's: no active registration with its tunnel up)")
+			}
+			continue
+		}
 		if !slices.Contains(h.Registrations, id) {
 			missing = append(missing, h.name()+" holds no registration of the base Pylon ("+id+")")
 		}

@@ -33,6 +33,8 @@ type Env struct {
 
 	mu     sync.Mutex
 	faults []string
+	// proofs are the server-side checks made, each with its proof level.
+	proofs []string
 	// mustAnswer names the not-ready Stargate pods ("region/pod") that
 	// every server-side sweep must ask while they run
 	// (WithNotReadyStargate); another not-ready pod that does not answer

@@ -264,6 +264,7 @@ func (r *caseRun) finish() {
 	r.result.Duration = time.Since(r.start)
 	if r.env != nil {
 		r.result.Faults = r.env.Faults()
+		r.result.Proof = r.env.Proofs()
 		if err := r.env.writeTranscript(); err != nil {
 			r.w.Log.Warn("write transcript", "case", r.name, "err", err)
 		}

@@ -108,6 +108,9 @@ func (e *Env) status(ctx context.Context, p Pod, port int) (Doc, error) {
 // RegisteredOn returns the Stargate pods of region whose registry (their
 // /status's inference_servers) holds the inference server id.
 func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]string, error) {
+	if e.Config.byMetrics() {
+		return nil, fmt.Errorf("which Stargate of %s holds %s: a real Stargate names no registrations by id (proof level %s)", region, serverID, ProofNone)
+	}
 	pods, err := e.StargatePods(ctx, region)
 	if err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]stri
 func transient(r reason.Reason) bool {
 	switch r {
 	case reason.None, reason.ConnectionRefused, reason.Timeout, reason.Unavailable, reason.Unknown,
-		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced:
+		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced, reason.InputWorkLimitExceeded:
 		return true
 	}
 	return false

@@ -53,6 +53,16 @@ type RunConfig struct {
 	Provider string `json:"provider,omitempty"`
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor `json:"flavor,omitempty"`
+	// Real lists the roles (RealRoles) whose images are NVCF's real
+	// components, as the user says (--real): neither the flavor (the
+	// reference roles take NVCF's flags too) nor an image's name tells.
+	// A real Stargate serves no /status, so the server-side proofs read
+	// its /metrics and ListModels (proof.go).
+	Real []string `json:"real,omitempty"`
+	// Proof forces the source of the server-side proofs (--proof);
+	// empty: /status for a reference Stargate, /metrics and ListModels
+	// for a real one.
+	Proof ProofSource `json:"proof,omitempty"`
 	// Defect switches registered defects on in one role: set by `harness
 	// selftest` only, never by `harness run`.
 	Defect manifests.Defect `json:"defect,omitzero"`

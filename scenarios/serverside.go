@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/status"
 )
 
 // Server-side proof: what every Stargate replica of every region holds,
@@ -48,6 +49,13 @@ type held struct {
 	// Heartbeat is the registration heartbeat it announces.
 	Heartbeat time.Duration
 	doc       Doc
+	// Source is what it was read from: ProofStatus (the fields above), or
+	// ProofMetrics (a real Stargate: only Active and Listed).
+	Source ProofLevel
+	// Active is stargate_active_inference_servers by model, Listed the
+	// models ListModels lists (ProofMetrics).
+	Active map[string]float64
+	Listed []string
 }
 
 func (h held) name() string { return h.Region + "/" + h.Pod }
@@ -75,7 +83,7 @@ type stargateDoc struct {
 
 // readHeld reads a replica's /status document.
 func readHeld(region string, p Pod, d Doc) (held, error) {
-	h := held{Region: region, Pod: p.Name, IP: p.IP, Ready: p.Ready, doc: d, Heartbeat: defaultHeartbeat}
+	h := held{Region: region, Pod: p.Name, IP: p.IP, Ready: p.Ready, doc: d, Heartbeat: defaultHeartbeat, Source: ProofStatus}
 	raw, err := json.Marshal(d.v)
 	if err != nil {
 		return h, err
@@ -113,7 +121,9 @@ func readHeld(region string, p Pod, d Doc) (held, error) {
 
 // askStargates asks every Stargate pod of every region what it holds:
 // every ready one, every one of e.mustAnswer, and every other one that
-// answers (terminating pods and pods without an IP are left out).
+// answers (terminating pods and pods without an IP are left out). It reads
+// /status, or, when the run's proofs come from a real Stargate's sources,
+// /metrics and ListModels (readActive).
 func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	var out []held
 	for _, r := range e.Regions() {
@@ -125,16 +135,12 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 			if p.IP == "" {
 				continue
 			}
-			d, err := e.StargateStatus(ctx, p)
+			h, err := e.askStargate(ctx, r, p)
 			if err != nil && !p.Ready && !slices.Contains(e.mustAnswer, r+"/"+p.Name) {
 				continue // starting or stopping: it serves nothing yet
 			}
 			if err != nil {
 				return nil, fmt.Errorf("ask Stargate %s/%s: %w", r, p.Name, err)
-			}
-			h, err := readHeld(r, p, d)
-			if err != nil {
-				return nil, err
 			}
 			out = append(out, h)
 		}
@@ -148,6 +154,18 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 		}
 	}
 	return out, nil
+}
+
+// askStargate reads what one Stargate pod holds, from the run's source.
+func (e *Env) askStargate(ctx context.Context, region string, p Pod) (held, error) {
+	if e.Config.byMetrics() {
+		return e.readActive(ctx, region, p)
+	}
+	d, err := e.StargateStatus(ctx, p)
+	if err != nil {
+		return held{}, err
+	}
+	return readHeld(region, p, d)
 }
 
 // snapshot asks every Stargate before an attempt, for the counters the
@@ -170,6 +188,33 @@ type absence struct {
 	// routed also requires that no replica received a registration
 	// call of id since before (a refused :authority reaches no replica).
 	routed bool
+	// model is the model only id announces (probeModel of a rogue
+	// registration), empty when id shares its models: a real Stargate's
+	// sources count by model.
+	model string
+}
+
+// claims are what a proves, at the level source reads it.
+func (a absence) claims(source ProofLevel) []claim {
+	if source == ProofStatus {
+		cs := []claim{{what: "registrations, reverse tunnels, accepted tunnel handshakes and any other mention of " + a.id, level: ProofStatus, how: "/status"}}
+		if a.routed {
+			cs = append(cs, claim{what: "RegisterInferenceServer calls of " + a.id, level: ProofStatus, how: "/status requests.RegisterInferenceServer.by_probe"})
+		}
+		return cs
+	}
+	var cs []claim
+	if a.model == "" {
+		cs = append(cs, claim{what: "registrations and reverse tunnels of " + a.id, level: ProofNone,
+			how: "a real Stargate counts by model, and " + a.id + " shares its models"})
+	} else {
+		cs = append(cs, claim{what: "an active registration (registration with its reverse tunnel up) of " + a.id + " as model " + a.model, level: ProofMetrics, how: activeMetricsNote})
+	}
+	cs = append(cs, claim{what: "accepted tunnel handshakes of " + a.id, level: ProofNone, how: "a real Stargate exposes no count of them"})
+	if a.routed {
+		cs = append(cs, claim{what: "RegisterInferenceServer calls of " + a.id, level: ProofNone, how: "a real Stargate exposes no count of them"})
+	}
+	return cs
 }
 
 func (a absence) String() string {
@@ -213,8 +258,14 @@ func (e *Env) heldNowhere(ctx context.Context, a absence) error {
 	// Every second, and once more the moment the window closes.
 	next := time.NewTimer(min(sweepEvery, win))
 	defer next.Stop()
-	rec := serverRecord{check: a.String(), start: start, before: a.before, id: a.id,
+	rec := serverRecord{check: a.String(), start: start, before: a.before, id: a.id, model: a.model,
 		window: fmt.Sprintf("%s (3 heartbeats of %s and half a period, at least)", win.Round(time.Millisecond), hb)}
+	rec.claims = a.claims(sourceOf(a.before))
+	if weakest(rec.claims) == ProofNone && !slices.ContainsFunc(rec.claims, func(c claim) bool { return c.level != ProofNone }) {
+		rec.verdict = "NOT PROVEN: nothing this Stargate exposes can prove it; the client's refusal stands alone"
+		e.recordServerSide(rec)
+		return nil
+	}
 	for {
 		now, err := e.askStargates(ctx)
 		if err != nil {
@@ -250,6 +301,14 @@ func (e *Env) heldNowhere(ctx context.Context, a absence) error {
 func (a absence) violations(now []held) []string {
 	var out []string
 	for _, h := range now {
+		if h.Source != ProofStatus {
+			// An active registration needs its tunnel: it may show
+			// nowhere, not even where the registration stands.
+			if ok, lvl := h.activeHere(a.model); a.model != "" && ok {
+				out = append(out, fmt.Sprintf("Stargate %s serves model %s of %s (%s: an active registration with its tunnel up)", h.name(), a.model, a.id, lvl))
+			}
+			continue
+		}
 		found := len(out)
 		b, known := findHeld(a.before, h.name())
 		if slices.Contains(h.Registrations, a.id) && h.name() != a.registeredOn {
@@ -293,6 +352,39 @@ type presence struct {
 	// tunnel requires an accepted tunnel handshake of id on exactly on
 	// (since before) instead of a registration.
 	tunnel bool
+	// model is the model only id announces (see absence.model).
+	model string
+}
+
+// claims are what p proves, at the level source reads it.
+func (p presence) claims(source ProofLevel) []claim {
+	if source == ProofStatus {
+		cs := []claim{{what: p.what(), level: ProofStatus, how: "/status"}}
+		if p.before != nil && !p.tunnel {
+			cs = append(cs, claim{what: "RegisterInferenceServer calls of " + p.id, level: ProofStatus, how: "/status requests.RegisterInferenceServer.by_probe"})
+		}
+		return cs
+	}
+	var cs []claim
+	switch {
+	case p.model == "":
+		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a real Stargate counts by model, and " + p.id + " shares its models"})
+	case p.tunnel:
+		cs = append(cs, claim{what: "an active registration (its reverse tunnel up) of " + p.id + " as model " + p.model, level: ProofMetrics, how: activeMetricsNote})
+	default:
+		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a registration shows on a real Stargate only once its reverse tunnel is up, and this one has none"})
+	}
+	if p.before != nil && !p.tunnel {
+		cs = append(cs, claim{what: "RegisterInferenceServer calls of " + p.id, level: ProofNone, how: "a real Stargate exposes no count of them"})
+	}
+	return cs
+}
+
+func (p presence) what() string {
+	if p.tunnel {
+		return "an accepted tunnel handshake of " + p.id
+	}
+	return "a registration of " + p.id
 }
 
 func (p presence) String() string {
@@ -315,7 +407,20 @@ func (p presence) String() string {
 // until p holds on the server side, and records the proof. A mismatch at
 // the deadline is a plain error, so the case fails.
 func (e *Env) heldExactlyOn(ctx context.Context, p presence) error {
-	rec := serverRecord{check: p.String(), start: time.Now(), before: p.before, id: p.id}
+	rec := serverRecord{check: p.String(), start: time.Now(), before: p.before, id: p.id, model: p.model}
+	source := sourceOf(p.before)
+	if source == "" {
+		source = ProofStatus
+		if e.Config.byMetrics() {
+			source = ProofMetrics
+		}
+	}
+	rec.claims = p.claims(source)
+	if !slices.ContainsFunc(rec.claims, func(c claim) bool { return c.level != ProofNone }) {
+		rec.verdict = "NOT PROVEN: nothing this Stargate exposes can prove it; the client's view stands alone"
+		e.recordServerSide(rec)
+		return nil
+	}
 	d := waitStatus
 	if p.on == nil {
 		d = waitConverge
@@ -363,6 +468,12 @@ func (p presence) mismatch(now []held, want []string) error {
 	var has, reached []string
 	for _, h := range now {
 		b, _ := findHeld(p.before, h.name())
+		if h.Source != ProofStatus {
+			if ok, _ := h.activeHere(p.model); ok {
+				has = append(has, h.name())
+			}
+			continue
+		}
 		if p.tunnel {
 			if h.Accepted[p.id] > b.Accepted[p.id] {
 				has = append(has, h.name())
@@ -380,10 +491,13 @@ func (p presence) mismatch(now []held, want []string) error {
 	if p.tunnel {
 		what = "replicas that accepted a tunnel handshake of " + p.id
 	}
+	if len(now) > 0 && now[0].Source != ProofStatus {
+		what = "replicas serving model " + p.model + " of " + p.id + " (an active registration, its tunnel up)"
+	}
 	if err := expectSet(what, want, has); err != nil {
 		return err
 	}
-	if p.before != nil && !p.tunnel {
+	if p.before != nil && !p.tunnel && (len(now) == 0 || now[0].Source == ProofStatus) {
 		return expectSet("replicas that received a RegisterInferenceServer call of "+p.id, want, reached)
 	}
 	return nil
@@ -402,17 +516,33 @@ func readyOf(hs []held) []string {
 
 // serverRecord is one server-side check, as the evidence shows it.
 type serverRecord struct {
-	check, window, verdict, id string
-	start                      time.Time
-	sweeps                     int
-	before, last               []held
+	check, window, verdict, id, model string
+	start                             time.Time
+	sweeps                            int
+	before, last                      []held
+	// claims are the check's parts, each with its proof level.
+	claims []claim
+}
+
+// sourceOf is the source hs were read from ("" for none).
+func sourceOf(hs []held) ProofLevel {
+	if len(hs) == 0 {
+		return ""
+	}
+	return hs[0].Source
 }
 
 // recordServerSide appends rec to the case's server-side.txt.
 func (e *Env) recordServerSide(rec serverRecord) {
 	var b strings.Builder
 	end := time.Now()
+	level := weakest(rec.claims)
+	e.noteProof(rec.check, level)
 	fmt.Fprintf(&b, "== %s\n", rec.check)
+	fmt.Fprintf(&b, "proof:   %s (the weakest of its claims)\n", level)
+	for _, c := range rec.claims {
+		fmt.Fprintf(&b, "  - %s\n", c)
+	}
 	var asked []string
 	for _, h := range rec.last {
 		asked = append(asked, fmt.Sprintf("%s (%s)", h.name(), h.IP))
@@ -430,6 +560,10 @@ func (e *Env) recordServerSide(rec serverRecord) {
 		name := h.name()
 		if !h.Ready {
 			name += " (not ready)"
+		}
+		if h.Source != ProofStatus {
+			fmt.Fprintf(&b, "  %-28s %s{model=%q}=%g ListModels=%v\n", name, status.MetricActiveInferenceServers, rec.model, h.Active[rec.model], h.Listed)
+			continue
 		}
 		fmt.Fprintf(&b, "  %-28s registrations=%v tunnels=%v accepted(%s)=%d RegisterInferenceServer calls=%s\n",
 			name, h.Registrations, h.Tunnels, rec.id, h.Accepted[rec.id], calls)

@@ -60,7 +60,7 @@ func rogueRegistration(id string, tunnel bool) *stargatepb.InferenceServerRegist
 		ReverseTunnel:      tunnel,
 		ClusterId:          "harness-probe",
 		Models: map[string]*stargatepb.InferenceServerModelRegistration{
-			"probe-" + id: {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE},
+			probeModel(id): {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE},
 		},
 	}
 }

@@ -74,13 +74,13 @@ func registerThrough(ctx context.Context, e *Env, t probe.GRPCTarget, named stri
 	id := uniqueID("authority")
 	reg, err := e.Probe.Register(ctx, t, rogueRegistration(id, false))
 	if err != nil {
-		if serr := e.heldNowhere(ctx, absence{id: id, before: before, routed: true}); serr != nil {
+		if serr := e.heldNowhere(ctx, absence{id: id, model: probeModel(id), before: before, routed: true}); serr != nil {
 			return fmt.Errorf("the registration with :authority %q was refused (%v), but: %w", t.Authority, err, serr)
 		}
 		return err
 	}
 	defer reg.Close()
-	return accepted(e.heldExactlyOn(ctx, presence{id: id, on: []string{named}, before: before}))
+	return accepted(e.heldExactlyOn(ctx, presence{id: id, model: probeModel(id), on: []string{named}, before: before}))
 }
 
 // The bad authorities of registerNaming.

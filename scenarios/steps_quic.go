@@ -74,12 +74,12 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 	}
 	if err := e.Probe.Tunnel(ctx, t); err != nil {
 		// The registration stays up meanwhile: a late tunnel would show.
-		if serr := e.heldNowhere(ctx, absence{id: hid, before: before, registeredOn: registeredOn}); serr != nil {
+		if serr := e.heldNowhere(ctx, absence{id: hid, model: probeModel(hid), before: before, registeredOn: registeredOn}); serr != nil {
 			return fmt.Errorf("the tunnel was refused (%v), but: %w", err, serr)
 		}
 		return err
 	}
-	return accepted(e.heldExactlyOn(ctx, presence{id: hid, on: []string{named}, before: before, tunnel: true}))
+	return accepted(e.heldExactlyOn(ctx, presence{id: hid, model: probeModel(hid), on: []string{named}, before: before, tunnel: true}))
 }
 
 // The faulty ingredients of bringTunnelUp.

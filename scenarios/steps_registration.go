@@ -110,7 +110,7 @@ func rogueAck(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	defer reg.Close()
-	if err := e.heldExactlyOn(ctx, presence{id: rogue, on: []string{region + "/" + p.Name}}); err != nil {
+	if err := e.heldExactlyOn(ctx, presence{id: rogue, model: probeModel(rogue), on: []string{region + "/" + p.Name}}); err != nil {
 		return err
 	}
 	ack := reg.Ack

@@ -11,6 +11,7 @@ import (
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/scenarios"
 	"github.com/nvcf/conformance/topologies"
 )
 
@@ -18,6 +19,7 @@ import (
 // artifacts, the matrix filters, images and logging.
 type runFlags struct {
 	topology, images, flavor string
+	real, proof              string
 	imageMap                 imageBinaries
 	verbose                  *bool
 	provider                 providerFlags
@@ -40,6 +42,8 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
+	fs.StringVar(&f.real, "real", "", "comma-separated roles whose --images are NVCF's real components (stargate, router, pylon): a real Stargate's server side is proven from its /metrics and ListModels, not /status")
+	fs.StringVar(&f.proof, "proof", "", "source of the server-side proofs: status or metrics (default: status for a reference Stargate, metrics for a real one)")
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
 	f.provider.register(fs)
 	return f
@@ -71,6 +75,12 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	if o.Flavor, err = manifests.ParseFlavor(f.flavor); err != nil {
 		return fmt.Errorf("--flavor: %w", err)
+	}
+	if o.Real, err = scenarios.ParseReal(f.real); err != nil {
+		return fmt.Errorf("--real: %w", err)
+	}
+	if o.Proof, err = scenarios.ParseProofSource(f.proof); err != nil {
+		return fmt.Errorf("--proof: %w", err)
 	}
 	if o.Topology, err = topologies.Load(f.topology); err != nil {
 		return err

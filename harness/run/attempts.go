@@ -158,6 +158,12 @@ func (o *Options) repro(r reports.CaseResult) string {
 	if im := imagesFlag(o.Images); im != "" {
 		args = append(args, "--images", shellQuote(im))
 	}
+	if len(o.Real) > 0 {
+		args = append(args, "--real", strings.Join(o.Real, ","))
+	}
+	if o.Proof != "" {
+		args = append(args, "--proof", string(o.Proof))
+	}
 	if o.TimeScale != 1 {
 		args = append(args, "--time-scale", strconv.FormatFloat(o.TimeScale, 'g', -1, 64))
 	}

@@ -75,6 +75,10 @@ type Options struct {
 	Meta reports.Meta
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor
+	// Real lists the roles whose images are NVCF's real components, and
+	// Proof forces the server-side proofs' source (scenarios.RunConfig).
+	Real  []string
+	Proof scenarios.ProofSource
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -166,6 +170,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	cfg := scenarios.RunConfig{
 		Topology: topo, PKIDir: m.Dir,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
+		Real: o.Real, Proof: o.Proof,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}

@@ -1,0 +1,97 @@
+package scenarios
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func activeOn(region, pod string, active map[string]float64, listed ...string) held {
+	return held{Region: region, Pod: pod, Ready: true, Source: ProofMetrics, Heartbeat: defaultHeartbeat, Active: active, Listed: listed}
+}
+
+func TestProofSettings(t *testing.T) {
+	real, err := ParseReal("stargate, pylon,stargate")
+	require.NoError(t, err)
+	require.Equal(t, []string{"stargate", "pylon"}, real)
+	_, err = ParseReal("stargate,echo")
+	require.Error(t, err)
+	for _, s := range []string{"", "status", "metrics"} {
+		_, err := ParseProofSource(s)
+		require.NoError(t, err, s)
+	}
+	_, err = ParseProofSource("logs")
+	require.Error(t, err)
+
+	require.False(t, (&RunConfig{}).byMetrics(), "the reference Stargate: /status")
+	require.True(t, (&RunConfig{Real: []string{"stargate"}}).byMetrics(), "a real Stargate: its /metrics")
+	require.False(t, (&RunConfig{Real: []string{"pylon", "router"}}).byMetrics(), "a real Pylon beside the reference Stargate")
+	require.True(t, (&RunConfig{Proof: ProofFromMetrics}).byMetrics(), "the metrics path, on the reference Stargate")
+	require.False(t, (&RunConfig{Real: []string{"stargate"}, Proof: ProofFromStatus}).byMetrics())
+	require.False(t, (*RunConfig)(nil).byMetrics())
+}
+
+// On a real Stargate's sources a refusal is proven by the id's own model
+// being served nowhere: not even where its registration stands, since an
+// active registration needs its tunnel.
+func TestAbsenceFromMetrics(t *testing.T) {
+	id := "tunnel-1"
+	before := []held{activeOn("region-a", "stargate-0", map[string]float64{"echo": 1}), activeOn("region-a", "stargate-1", nil)}
+	a := absence{id: id, model: probeModel(id), before: before, registeredOn: "region-a/stargate-0"}
+	require.Empty(t, a.violations(before))
+	now := []held{
+		activeOn("region-a", "stargate-0", map[string]float64{"echo": 1, probeModel(id): 1}),
+		activeOn("region-a", "stargate-1", nil, probeModel(id)),
+	}
+	require.Equal(t, []string{
+		"Stargate region-a/stargate-0 serves model probe-tunnel-1 of tunnel-1 (metrics: an active registration with its tunnel up)",
+		"Stargate region-a/stargate-1 serves model probe-tunnel-1 of tunnel-1 (discovery: an active registration with its tunnel up)",
+	}, a.violations(now))
+
+	cs := a.claims(ProofMetrics)
+	require.Equal(t, ProofNone, weakest(cs), "accepted handshakes are not exposed")
+	require.Equal(t, ProofMetrics, cs[0].level)
+	routed := absence{id: id, model: probeModel(id), routed: true}
+	require.Len(t, routed.claims(ProofMetrics), 3)
+	require.Equal(t, ProofStatus, weakest(routed.claims(ProofStatus)))
+}
+
+func TestPresenceFromMetrics(t *testing.T) {
+	id := "tunnel-2"
+	p := presence{id: id, model: probeModel(id), on: []string{"region-a/stargate-1"}, tunnel: true}
+	require.Equal(t, ProofMetrics, weakest(p.claims(ProofMetrics)))
+	right := []held{activeOn("region-a", "stargate-0", nil), activeOn("region-a", "stargate-1", map[string]float64{probeModel(id): 1})}
+	require.NoError(t, p.mismatch(right, p.on))
+	wrong := []held{activeOn("region-a", "stargate-0", map[string]float64{probeModel(id): 1}), activeOn("region-a", "stargate-1", nil)}
+	require.ErrorContains(t, p.mismatch(wrong, p.on), "replicas serving model probe-tunnel-2 of tunnel-2")
+
+	// A bare registration (no tunnel) and a Pylon's shared model: nothing proves them.
+	require.Equal(t, ProofNone, weakest(presence{id: id, model: probeModel(id)}.claims(ProofMetrics)))
+	require.Equal(t, ProofNone, weakest(presence{id: "echo-pylon", tunnel: true}.claims(ProofMetrics)))
+	require.Equal(t, ProofStatus, weakest(presence{id: "echo-pylon"}.claims(ProofStatus)))
+}
+
+// What nothing proves is said in the evidence and the case's result, and
+// the check does not sweep: never a silent pass.
+func TestUnprovableChecksSaySo(t *testing.T) {
+	dir := t.TempDir()
+	e := &Env{World: &World{Config: &RunConfig{Real: []string{"stargate"}}, Log: slog.New(slog.DiscardHandler)}, Evidence: dir}
+	before := []held{activeOn("region-a", "stargate-0", nil)}
+	ctx := context.Background()
+	require.NoError(t, e.heldNowhere(ctx, absence{id: "pylon-variant", before: before}))
+	require.NoError(t, e.heldExactlyOn(ctx, presence{id: "pylon-variant"}))
+	data, err := os.ReadFile(filepath.Join(dir, "server-side.txt"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "proof:   none")
+	require.Contains(t, string(data), "NOT PROVEN: nothing this Stargate exposes can prove it")
+	require.Contains(t, string(data), "shares its models")
+	proofs := e.Proofs()
+	require.Len(t, proofs, 2)
+	for _, p := range proofs {
+		require.Regexp(t, `^none: `, p)
+	}
+}
