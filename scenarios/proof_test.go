@@ -62,17 +62,41 @@ func TestAbsenceFromMetrics(t *testing.T) {
 
 func TestPresenceFromMetrics(t *testing.T) {
 	id := "tunnel-2"
-	p := presence{id: id, model: probeModel(id), on: []string{"region-a/stargate-1"}, tunnel: true}
-	require.Equal(t, ProofMetrics, weakest(p.claims(ProofMetrics)))
+	p := presence{id: id, model: probeModel(id), on: []string{"region-a/stargate-1"}}
 	right := []held{activeOn("region-a", "stargate-0", nil), activeOn("region-a", "stargate-1", map[string]float64{probeModel(id): 1})}
 	require.NoError(t, p.mismatch(right, p.on))
 	wrong := []held{activeOn("region-a", "stargate-0", map[string]float64{probeModel(id): 1}), activeOn("region-a", "stargate-1", nil)}
 	require.ErrorContains(t, p.mismatch(wrong, p.on), "replicas serving model probe-tunnel-2 of tunnel-2")
 
-	// A bare registration (no tunnel) and a Pylon's shared model: nothing proves them.
+	// The probe's tunnel (closed after its handshake), a bare registration,
+	// a Pylon's id without its model: nothing proves them.
+	require.Equal(t, ProofNone, weakest(presence{id: id, model: probeModel(id), tunnel: true}.claims(ProofMetrics)))
 	require.Equal(t, ProofNone, weakest(presence{id: id, model: probeModel(id)}.claims(ProofMetrics)))
 	require.Equal(t, ProofNone, weakest(presence{id: "echo-pylon", tunnel: true}.claims(ProofMetrics)))
 	require.Equal(t, ProofStatus, weakest(presence{id: "echo-pylon"}.claims(ProofStatus)))
+
+	// A Pylon variant: one more active server of the shared model than before, on every replica.
+	base := []held{activeOn("region-a", "stargate-0", map[string]float64{"echo": 1}), activeOn("region-a", "stargate-1", map[string]float64{"echo": 1})}
+	v := presence{id: "pylon-v", shared: "echo", base: base}
+	require.Equal(t, ProofMetrics, weakest(v.claims(ProofMetrics)))
+	want := []string{"region-a/stargate-0", "region-a/stargate-1"}
+	require.ErrorContains(t, v.mismatch(base, want), "one more active server of model echo")
+	more := []held{activeOn("region-a", "stargate-0", map[string]float64{"echo": 2}), activeOn("region-a", "stargate-1", map[string]float64{"echo": 2})}
+	require.NoError(t, v.mismatch(more, want))
+	// Without a base, by model only.
+	require.NoError(t, presence{id: "pylon", shared: "echo"}.mismatch(base, want))
+}
+
+// A refused Pylon variant may add no active server of its shared model.
+func TestSharedModelAbsenceFromMetrics(t *testing.T) {
+	before := []held{activeOn("region-a", "stargate-0", map[string]float64{"echo": 1})}
+	a := absence{id: "pylon-v", shared: "echo", before: before}
+	require.Equal(t, ProofNone, weakest(a.claims(ProofMetrics)), "handshakes stay unproven")
+	require.Equal(t, ProofMetrics, a.claims(ProofMetrics)[0].level)
+	require.Empty(t, a.violations(before))
+	require.Empty(t, a.violations([]held{activeOn("region-a", "stargate-0", nil)}), "the base Pylon gone is no breach")
+	require.Equal(t, []string{"Stargate region-a/stargate-0 has 1 more active server(s) of model echo (which pylon-v shares) than before"},
+		a.violations([]held{activeOn("region-a", "stargate-0", map[string]float64{"echo": 2})}))
 }
 
 // What nothing proves is said in the evidence and the case's result, and

@@ -192,6 +192,10 @@ type absence struct {
 	// registration), empty when id shares its models: a real Stargate's
 	// sources count by model.
 	model string
+	// shared is a model id announces with others (a Pylon variant's):
+	// on a real Stargate's sources its count of active servers may not
+	// rise above the count before.
+	shared string
 }
 
 // claims are what a proves, at the level source reads it.
@@ -204,11 +208,15 @@ func (a absence) claims(source ProofLevel) []claim {
 		return cs
 	}
 	var cs []claim
-	if a.model == "" {
+	switch {
+	case a.model != "":
+		cs = append(cs, claim{what: "an active registration (registration with its reverse tunnel up) of " + a.id + " as model " + a.model, level: ProofMetrics,
+			how: activeMetricsNote + "; the probe closes its tunnel right after the handshake and answers no health check, so this catches a registration that turned active, not a handshake a Stargate wrongly accepted"})
+	case a.shared != "":
+		cs = append(cs, claim{what: "no more active servers of model " + a.shared + " (which " + a.id + " shares) on any replica than before", level: ProofMetrics, how: activeMetricsNote})
+	default:
 		cs = append(cs, claim{what: "registrations and reverse tunnels of " + a.id, level: ProofNone,
 			how: "a real Stargate counts by model, and " + a.id + " shares its models"})
-	} else {
-		cs = append(cs, claim{what: "an active registration (registration with its reverse tunnel up) of " + a.id + " as model " + a.model, level: ProofMetrics, how: activeMetricsNote})
 	}
 	cs = append(cs, claim{what: "accepted tunnel handshakes of " + a.id, level: ProofNone, how: "a real Stargate exposes no count of them"})
 	if a.routed {
@@ -301,16 +309,19 @@ func (e *Env) heldNowhere(ctx context.Context, a absence) error {
 func (a absence) violations(now []held) []string {
 	var out []string
 	for _, h := range now {
+		b, known := findHeld(a.before, h.name())
 		if h.Source != ProofStatus {
 			// An active registration needs its tunnel: it may show
 			// nowhere, not even where the registration stands.
 			if ok, lvl := h.activeHere(a.model); a.model != "" && ok {
 				out = append(out, fmt.Sprintf("Stargate %s serves model %s of %s (%s: an active registration with its tunnel up)", h.name(), a.model, a.id, lvl))
 			}
+			if n := h.Active[a.shared] - b.Active[a.shared]; a.shared != "" && known && n > 0 {
+				out = append(out, fmt.Sprintf("Stargate %s has %g more active server(s) of model %s (which %s shares) than before", h.name(), n, a.shared, a.id))
+			}
 			continue
 		}
 		found := len(out)
-		b, known := findHeld(a.before, h.name())
 		if slices.Contains(h.Registrations, a.id) && h.name() != a.registeredOn {
 			out = append(out, fmt.Sprintf("Stargate %s holds a registration of %s", h.name(), a.id))
 		}
@@ -354,6 +365,11 @@ type presence struct {
 	tunnel bool
 	// model is the model only id announces (see absence.model).
 	model string
+	// shared is a model id announces with others (a Pylon's); on a real
+	// Stargate's sources a replica holds id when it has more active
+	// servers of it than in base (when set), else at least one.
+	shared string
+	base   []held
 }
 
 // claims are what p proves, at the level source reads it.
@@ -367,10 +383,16 @@ func (p presence) claims(source ProofLevel) []claim {
 	}
 	var cs []claim
 	switch {
+	case p.model == "" && p.shared != "" && p.base != nil:
+		cs = append(cs, claim{what: "one more active server of model " + p.shared + " (which " + p.id + " shares) than before", level: ProofMetrics, how: activeMetricsNote})
+	case p.model == "" && p.shared != "":
+		cs = append(cs, claim{what: "an active server of model " + p.shared + " (which " + p.id + " shares)", level: ProofMetrics,
+			how: activeMetricsNote + "; by model only: any other server of the model satisfies it too"})
 	case p.model == "":
 		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a real Stargate counts by model, and " + p.id + " shares its models"})
 	case p.tunnel:
-		cs = append(cs, claim{what: "an active registration (its reverse tunnel up) of " + p.id + " as model " + p.model, level: ProofMetrics, how: activeMetricsNote})
+		cs = append(cs, claim{what: p.what(), level: ProofNone,
+			how: "the probe closes its tunnel right after the handshake and answers no health check, so a real Stargate never counts it active, and it counts no handshakes"})
 	default:
 		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a registration shows on a real Stargate only once its reverse tunnel is up, and this one has none"})
 	}
@@ -469,7 +491,16 @@ func (p presence) mismatch(now []held, want []string) error {
 	for _, h := range now {
 		b, _ := findHeld(p.before, h.name())
 		if h.Source != ProofStatus {
-			if ok, _ := h.activeHere(p.model); ok {
+			switch {
+			case p.model != "":
+				if ok, _ := h.activeHere(p.model); ok {
+					has = append(has, h.name())
+				}
+			case p.base != nil:
+				if bb, known := findHeld(p.base, h.name()); known && h.Active[p.shared] > bb.Active[p.shared] {
+					has = append(has, h.name())
+				}
+			case h.Active[p.shared] >= 1:
 				has = append(has, h.name())
 			}
 			continue
@@ -493,6 +524,12 @@ func (p presence) mismatch(now []held, want []string) error {
 	}
 	if len(now) > 0 && now[0].Source != ProofStatus {
 		what = "replicas serving model " + p.model + " of " + p.id + " (an active registration, its tunnel up)"
+		if p.model == "" {
+			what = "replicas with an active server of model " + p.shared + " (which " + p.id + " shares)"
+			if p.base != nil {
+				what = "replicas with one more active server of model " + p.shared + " (which " + p.id + " shares) than before"
+			}
+		}
 	}
 	if err := expectSet(what, want, has); err != nil {
 		return err
@@ -562,7 +599,7 @@ func (e *Env) recordServerSide(rec serverRecord) {
 			name += " (not ready)"
 		}
 		if h.Source != ProofStatus {
-			fmt.Fprintf(&b, "  %-28s %s{model=%q}=%g ListModels=%v\n", name, status.MetricActiveInferenceServers, rec.model, h.Active[rec.model], h.Listed)
+			fmt.Fprintf(&b, "  %-28s %s=%v ListModels=%v\n", name, status.MetricActiveInferenceServers, h.Active, h.Listed)
 			continue
 		}
 		fmt.Fprintf(&b, "  %-28s registrations=%v tunnels=%v accepted(%s)=%d RegisterInferenceServer calls=%s\n",

@@ -60,7 +60,8 @@ func rogueRegistration(id string, tunnel bool) *stargatepb.InferenceServerRegist
 		ReverseTunnel:      tunnel,
 		ClusterId:          "harness-probe",
 		Models: map[string]*stargatepb.InferenceServerModelRegistration{
-			probeModel(id): {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE},
+			// Stats too: a real Stargate holds a model without stats inactive.
+			probeModel(id): {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE, Stats: &stargatepb.ModelStats{}},
 		},
 	}
 }

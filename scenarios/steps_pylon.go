@@ -75,12 +75,12 @@ func (e *Env) pylonVariantOutcome(ctx context.Context, v PylonVariant) error {
 	return e.WithPylon(ctx, v, func(ctx context.Context, dv *deploy.Variant) error {
 		out := e.PylonOutcome(ctx, dv.Deployment, waitPylon)
 		if out == nil {
-			return e.heldExactlyOn(ctx, presence{id: dv.InferenceServerID})
+			return e.heldExactlyOn(ctx, presence{id: dv.InferenceServerID, shared: echoModel, base: before})
 		}
 		if transient(reason.Of(out)) {
 			return out // neither registered nor refused: nothing to prove
 		}
-		if err := e.heldNowhere(ctx, absence{id: dv.InferenceServerID, before: before}); err != nil {
+		if err := e.heldNowhere(ctx, absence{id: dv.InferenceServerID, shared: echoModel, before: before}); err != nil {
 			return fmt.Errorf("pylon %s refused (%v), but: %w", dv.Deployment, out, err)
 		}
 		return out

@@ -55,6 +55,6 @@ func pylonRegisteredEverywhere(d time.Duration) Try {
 		if err != nil {
 			return err
 		}
-		return e.heldExactlyOn(ctx, presence{id: id})
+		return e.heldExactlyOn(ctx, presence{id: id, shared: echoModel})
 	}
 }
