@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -71,6 +72,10 @@ func (p *Prober) httpClient(t HTTPTarget) (*http.Client, *connRecord, error) {
 // error of reason.NoEligibleCandidates; other statuses are returned without
 // an error, for the caller to judge.
 func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (resp *Response, err error) {
+	return p.do(ctx, t, method, path, body, nil)
+}
+
+func (p *Prober) do(ctx context.Context, t HTTPTarget, method, path string, body []byte, hdr http.Header) (resp *Response, err error) {
 	start := time.Now()
 	defer func() {
 		sec := "plaintext"
@@ -97,6 +102,9 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
 	hr, err := c.Do(req)
 	if err != nil {
 		u, _ := url.Parse(t.URL)
@@ -120,7 +128,10 @@ func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body
 }
 
 // ChatCompletion posts a minimal OpenAI-style chat completion for model
-// and returns the response; a non-2xx status other than the typed 404 is an error.
+// and returns the response; a non-2xx status other than the typed 404 is an
+// error. It carries the contract headers a real Stargate and Pylon require
+// (x-request-id, unique per call; x-model; x-input-tokens, the words of
+// content), else both answer 400.
 func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, content string) (*Response, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":    model,
@@ -129,7 +140,9 @@ func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, conten
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.Do(ctx, t, http.MethodPost, "/v1/chat/completions", body)
+	hdr := http.Header{}
+	tunnel.SetRequiredHeaders(hdr, fmt.Sprintf("probe-%d-%d", time.Now().UnixNano(), p.calls.Add(1)), model, uint64(len(strings.Fields(content))))
+	resp, err := p.do(ctx, t, http.MethodPost, "/v1/chat/completions", body, hdr)
 	if err != nil {
 		return resp, err
 	}
