@@ -140,7 +140,7 @@ func TestReasonChannelHandshakeAck(t *testing.T) {
 	}
 	unregistered := expectationOf(t, "quic/unregistered-tunnel")
 	require.NoError(t, unregistered.Judge(ack("unauthorized inference_server_id")))
-	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
+	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "a typed reason maps too")
 	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", ""} {
 		require.Error(t, unregistered.Judge(ack(text)), text)
 	}
