@@ -200,7 +200,7 @@ func TestReasonChannelHandshakeAck(t *testing.T) {
 	unregistered := expectationOf(t, "quic/unregistered-tunnel")
 	require.NoError(t, unregistered.Judge(ack("unauthorized inference_server_id")))
 	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
-	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", "", "cluster id mismatch"} {
+	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", ""} {
 		require.Error(t, unregistered.Judge(ack(text)), text)
 	}
 	// A text no list names is unknown, quoted in the error.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/harness/model/topology"
 )
 
@@ -62,6 +63,7 @@ func timeInvocations(ctx context.Context, env *clusters.Environment, topo *topol
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	body := []byte(`{"model":"echo","messages":[{"role":"user","content":"hello from harness bench"}]}`)
+	calls := 0
 	call := func(url string) (time.Duration, error) {
 		start := time.Now()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(body))
@@ -69,6 +71,8 @@ func timeInvocations(ctx context.Context, env *clusters.Environment, topo *topol
 			return 0, err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		calls++ // the contract headers a real Stargate and Pylon require
+		tunnel.SetRequiredHeaders(req.Header, "bench-"+strconv.Itoa(calls), "echo", 4)
 		res, err := client.Do(req)
 		if err != nil {
 			return 0, err

@@ -3,18 +3,16 @@ package probe
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -76,13 +74,6 @@ func (p *Prober) httpClient(t HTTPTarget) (*http.Client, *connRecord, error) {
 // error, for the caller to judge.
 func (p *Prober) Do(ctx context.Context, t HTTPTarget, method, path string, body []byte) (*Response, error) {
 	return p.do(ctx, t, method, path, body, nil)
-}
-
-// newRequestID is a random x-request-id.
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func (p *Prober) do(ctx context.Context, t HTTPTarget, method, path string, body []byte, hdr http.Header) (resp *Response, err error) {
@@ -155,9 +146,7 @@ func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, conten
 		return nil, err
 	}
 	hdr := http.Header{}
-	hdr.Set("x-request-id", newRequestID())
-	hdr.Set("x-model", model)
-	hdr.Set("x-input-tokens", strconv.Itoa(max(1, len(strings.Fields(content)))))
+	tunnel.SetRequiredHeaders(hdr, fmt.Sprintf("probe-%d-%d", time.Now().UnixNano(), p.calls.Add(1)), model, uint64(len(strings.Fields(content))))
 	resp, err := p.do(ctx, t, http.MethodPost, "/v1/chat/completions", body, hdr)
 	if err != nil {
 		return resp, err

@@ -12,15 +12,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
 func invocationHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		if tunnel.CheckRequiredHeaders(r.Header) != nil {
+			w.WriteHeader(http.StatusBadRequest) // as a real Stargate
+			return
+		}
 		var req struct{ Model string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
-		if req.Model != "echo" {
+		if req.Model != "echo" || r.Header.Get(tunnel.HeaderModel) != req.Model {
 			w.Header().Set("x-stargate-error-code", "no_eligible_candidates")
 			w.WriteHeader(http.StatusNotFound)
 			return

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nvcf/conformance/fixtures/wire/reason"
@@ -37,6 +38,7 @@ type Prober struct {
 
 	mu      sync.Mutex
 	entries []Entry
+	calls   atomic.Uint64 // numbers the invocations' request ids
 }
 
 // New returns a Prober.

@@ -44,7 +44,7 @@ func (p *Prober) Tunnel(ctx context.Context, t QUICTarget) (err error) {
 	if err != nil {
 		return fmt.Errorf("quic target %q: %w (want host:port)", t.Addr, err)
 	}
-	cfg, err := t.TLS.config(host, tunnel.ALPN)
+	cfg, err := t.TLS.config(host) // raw QUIC: no ALPN, as a real Pylon
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func quicEcho(t *testing.T) (netip.AddrPort, *x509.CertPool) {
 	leaf, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
-	l, err := quic.ListenAddr("127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"stargate-quic/1"}, MinVersion: tls.VersionTLS13}, nil)
+	l, err := quic.ListenAddr("127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS13}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
@@ -86,7 +86,7 @@ func TestQUICSurvivesLossDelayAndRebinding(t *testing.T) {
 	_ = cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	conn, err := quic.DialAddr(ctx, p.Addr().String(), &tls.Config{ServerName: "quic.region-a.nvcf.test", RootCAs: pool, NextProtos: []string{"stargate-quic/1"}, MinVersion: tls.VersionTLS13}, &quic.Config{MaxIdleTimeout: 60 * time.Second})
+	conn, err := quic.DialAddr(ctx, p.Addr().String(), &tls.Config{ServerName: "quic.region-a.nvcf.test", RootCAs: pool, MinVersion: tls.VersionTLS13}, &quic.Config{MaxIdleTimeout: 60 * time.Second})
 	require.NoError(t, err, "the handshake completes under 20 %% loss")
 	defer conn.CloseWithError(0, "")
 	for i := range 5 {
