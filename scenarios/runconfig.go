@@ -53,6 +53,10 @@ type RunConfig struct {
 	Provider string `json:"provider,omitempty"`
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor `json:"flavor,omitempty"`
+	// NVCFBinDir names a folder of real NVCF binaries whose --help says
+	// what the nvcf flavor's components accept (empty: the committed
+	// snapshot's list); see RunConfig.Build.
+	NVCFBinDir string `json:"nvcfBinDir,omitempty"`
 	// Defect switches registered defects on in one role: set by `harness
 	// selftest` only, never by `harness run`.
 	Defect manifests.Defect `json:"defect,omitzero"`

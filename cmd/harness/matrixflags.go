@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/topologies"
 )
@@ -40,6 +42,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
+	fs.StringVar(&o.NVCFBinDir, "nvcf-bin-dir", os.Getenv(nvcfbuild.BinDirEnv), nvcfBinDirUsage)
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
 	f.provider.register(fs)
 	return f
@@ -71,6 +74,9 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	if o.Flavor, err = manifests.ParseFlavor(f.flavor); err != nil {
 		return fmt.Errorf("--flavor: %w", err)
+	}
+	if o.NVCFBinDir != "" && o.Flavor != manifests.FlavorNVCF {
+		o.NVCFBinDir = "" // the reference flavor runs the reference roles, whatever the binaries take
 	}
 	if o.Topology, err = topologies.Load(f.topology); err != nil {
 		return err

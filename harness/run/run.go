@@ -75,6 +75,9 @@ type Options struct {
 	Meta reports.Meta
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor
+	// NVCFBinDir names real NVCF binaries whose --help says what the nvcf
+	// flavor's components accept (scenarios.RunConfig.NVCFBinDir).
+	NVCFBinDir string
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -165,7 +168,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	cfg := scenarios.RunConfig{
 		Topology: topo, PKIDir: m.Dir,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
+		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor, NVCFBinDir: o.NVCFBinDir,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}
