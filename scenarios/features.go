@@ -130,6 +130,7 @@ func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) co
 	r.start = time.Now()
 	r.result.Start = r.start
 	r.w.Progress.Start(r.name)
+	r.skipUnsupported(t)
 	res, err := r.w.Use(ctx, r.c.Cell)
 	r.step("deploy cell "+r.c.Cell.Name(), r.start, err)
 	if err != nil {
@@ -233,6 +234,23 @@ func (r *caseRun) skipWithoutSeam(t *testing.T, observed error) {
 	r.result.Outcome, r.result.Message = reports.Skip, observed.Error()
 	r.finish()
 	t.Skipf("%s: skipped: %v", r.name, observed)
+}
+
+// skipUnsupported records the case as skipped, before anything is
+// deployed, when the components' build lacks a feature its cell or its
+// scenario needs (a real Pylon without --grpc-tls-ca-cert-path, say): the
+// message says "unsupported by this build" and names the flag. Not a
+// verdict on the system under test, and never a pass.
+func (r *caseRun) skipUnsupported(t *testing.T) {
+	t.Helper()
+	err := r.w.unsupported(r.c)
+	if err == nil {
+		return
+	}
+	r.result.Outcome, r.result.Message = reports.Skip, err.Error()
+	r.step("the build supports what the case needs", r.start, err)
+	r.finish()
+	t.Skipf("%s: skipped: %v", r.name, err)
 }
 
 // pass records a passing case.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/harness/model/matrix"
 )
@@ -44,7 +45,8 @@ func quicMissingClientCert() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel without a client certificate is refused",
 		Expect:  FailClosed(reason.ClientCertRequired).From(reason.OriginPeer), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(withoutClientCert),
+		Requires: Requirements{Features: []nvcfbuild.Feature{nvcfbuild.TunnelClientCert}},
+		Try:      bringTunnelUp(withoutClientCert),
 	}
 }
 
@@ -54,7 +56,8 @@ func quicUntrustedClientCert() Scenario {
 		Covers:  []Requirement{DoD6, DoD7},
 		Summary: "a tunnel with a client certificate from an untrusted root is refused",
 		Expect:  FailClosed(reason.UntrustedClientCert).From(reason.OriginPeer), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(withUntrustedClientCert),
+		Requires: Requirements{Features: []nvcfbuild.Feature{nvcfbuild.TunnelClientCert}},
+		Try:      bringTunnelUp(withUntrustedClientCert),
 	}
 }
 

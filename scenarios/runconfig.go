@@ -63,6 +63,10 @@ type RunConfig struct {
 	// empty: /status for a reference Stargate, /metrics and ListModels
 	// for a real one.
 	Proof ProofSource `json:"proof,omitempty"`
+	// NVCFBinDir names a folder of real NVCF binaries whose --help says
+	// what the nvcf flavor's components accept (empty: the committed
+	// snapshot's list); see RunConfig.Build.
+	NVCFBinDir string `json:"nvcfBinDir,omitempty"`
 	// Defect switches registered defects on in one role: set by `harness
 	// selftest` only, never by `harness run`.
 	Defect manifests.Defect `json:"defect,omitzero"`

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/harness/model/matrix"
 )
@@ -96,6 +97,10 @@ type Requirements struct {
 	Discoveries []matrix.Discovery
 	// Profiles it runs for; empty means the secure profile only.
 	Profiles []matrix.Profile
+	// Features it needs of the components' build beyond its cell's
+	// (fixtures/nvcfbuild): under a build without one, the case is
+	// skipped as unsupported by this build, naming the missing flag.
+	Features []nvcfbuild.Feature
 }
 
 // bothDiscoveries runs a scenario under EndpointSlice and DNS SRV discovery.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/harness/probe"
@@ -35,6 +36,8 @@ type World struct {
 	Log      *slog.Logger
 	// Progress prints the live progress lines `harness run` shows (nil: none).
 	Progress *reports.Progress
+	// Build is what the components under test accept (RunConfig.Build).
+	Build nvcfbuild.Build
 
 	deployer cellDeployer
 	// catalogue is the list cases and their controls come from.
@@ -89,6 +92,10 @@ func Connect(cfg *RunConfig) (*World, error) {
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf, catalogue: Catalogue(),
 		recorder: faults.NewRecorder(cfg.StateDir, log.With("component", "faults"))}
+	if w.Build, err = cfg.Build(context.Background()); err != nil {
+		return nil, fmt.Errorf("run config: what the components accept: %w", err)
+	}
+	log.Info("components' build", "build", w.Build.Name)
 	if w.roots, err = w.pool(pki.Root); err != nil {
 		return nil, err
 	}
@@ -107,9 +114,12 @@ func Connect(cfg *RunConfig) (*World, error) {
 		Cell:       cells[0],
 		Images:     cfg.Images,
 		Flavor:     cfg.Flavor,
+		Build:      &w.Build,
 		Defect:     cfg.Defect,
-		ClientTLS:  true,
-		Logger:     log.With("component", "deploy"),
+		// The mutual-TLS profile of the tunnel, where the build has it; its
+		// cases are skipped elsewhere (Requirements.Features).
+		ClientTLS: w.Build.Supports(nvcfbuild.TunnelClientCert),
+		Logger:    log.With("component", "deploy"),
 	})
 	if err != nil {
 		return nil, err

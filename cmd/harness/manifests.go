@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/topologies"
 )
@@ -25,6 +27,7 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	ns := fs.String("namespace", manifests.Namespace, "namespace of every object")
 	images := fs.String("images", "", "comma list of component=image (stargate, router, ingress, pylon, echo); default "+manifests.DefaultImage)
 	flavor := fs.String("flavor", "", flavorUsage)
+	binDir := fs.String("nvcf-bin-dir", os.Getenv(nvcfbuild.BinDirEnv), nvcfBinDirUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,7 +52,15 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("manifests: --cluster %q is not in topology %q", *cluster, t.Name)
 		}
 	}
-	out, err := deploy.RenderYAML(deploy.Options{Topology: t, Cell: cell, Namespace: *ns, Images: im, Flavor: fl})
+	o := deploy.Options{Topology: t, Cell: cell, Namespace: *ns, Images: im, Flavor: fl}
+	if fl == manifests.FlavorNVCF && *binDir != "" {
+		b, err := nvcfbuild.FromHelp(context.Background(), *binDir)
+		if err != nil {
+			return fmt.Errorf("manifests: --nvcf-bin-dir: %w", err)
+		}
+		o.Build = &b
+	}
+	out, err := deploy.RenderYAML(o)
 	if err != nil {
 		return err
 	}
@@ -64,6 +75,10 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// nvcfBinDirUsage documents --nvcf-bin-dir on run and manifests.
+const nvcfBinDirUsage = "folder of real NVCF binaries (stargate, stargate-k8s-router, pylon, stargate-worker-auth-gateway) whose --help says which flags the nvcf flavor may pass; " +
+	"what a build lacks (Pylon's gRPC CA override, tunnel client certificates) is then unsupported, and its cases are skipped naming the flag (default $" + nvcfbuild.BinDirEnv + "; empty: the committed list of NVCF " + nvcfbuild.SnapshotCommit + ")"
 
 // flavorUsage documents --flavor on run and manifests.
 const flavorUsage = "shape of the containers: reference (the reference roles' own flags) or nvcf (NVCF's flags as its charts render them, so real images run unchanged; see docs/nvcf-compat.md)"

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/scenarios"
 	"github.com/nvcf/conformance/topologies"
@@ -44,6 +46,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
 	fs.StringVar(&f.real, "real", "", "comma-separated roles whose --images are NVCF's real components (stargate, router, pylon): a real Stargate's server side is proven from its /metrics and ListModels, not /status")
 	fs.StringVar(&f.proof, "proof", "", "source of the server-side proofs: status or metrics (default: status for a reference Stargate, metrics for a real one)")
+	fs.StringVar(&o.NVCFBinDir, "nvcf-bin-dir", os.Getenv(nvcfbuild.BinDirEnv), nvcfBinDirUsage)
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
 	f.provider.register(fs)
 	return f
@@ -81,6 +84,9 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	if o.Proof, err = scenarios.ParseProofSource(f.proof); err != nil {
 		return fmt.Errorf("--proof: %w", err)
+	}
+	if o.NVCFBinDir != "" && o.Flavor != manifests.FlavorNVCF {
+		o.NVCFBinDir = "" // the reference flavor runs the reference roles, whatever the binaries take
 	}
 	if o.Topology, err = topologies.Load(f.topology); err != nil {
 		return err

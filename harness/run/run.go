@@ -79,6 +79,9 @@ type Options struct {
 	// Proof forces the server-side proofs' source (scenarios.RunConfig).
 	Real  []string
 	Proof scenarios.ProofSource
+	// NVCFBinDir names real NVCF binaries whose --help says what the nvcf
+	// flavor's components accept (scenarios.RunConfig.NVCFBinDir).
+	NVCFBinDir string
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
 	Logger *slog.Logger
@@ -170,7 +173,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	cfg := scenarios.RunConfig{
 		Topology: topo, PKIDir: m.Dir,
 		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
-		Real: o.Real, Proof: o.Proof,
+		Real: o.Real, Proof: o.Proof, NVCFBinDir: o.NVCFBinDir,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
 	}

@@ -1,0 +1,45 @@
+package scenarios
+
+import (
+	"context"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
+	"github.com/nvcf/conformance/harness/model/matrix"
+)
+
+// Build is what the components under test accept (fixtures/nvcfbuild): in
+// the reference flavor, the reference build (everything); in the nvcf
+// flavor, the --help of the binaries in NVCFBinDir when the run names
+// them, else the committed snapshot's list. A case that needs a feature
+// the build lacks is reported as skipped, "unsupported by this build",
+// with the missing flag, and never runs (World.unsupported).
+func (c *RunConfig) Build(ctx context.Context) (nvcfbuild.Build, error) {
+	if c.Flavor != manifests.FlavorNVCF {
+		return nvcfbuild.Reference(), nil
+	}
+	if c.NVCFBinDir != "" {
+		return nvcfbuild.FromHelp(ctx, c.NVCFBinDir)
+	}
+	return nvcfbuild.Snapshot(), nil
+}
+
+// cellFeatures are what a cell needs of the build: the trust
+// grpc-override cells, Pylon's gRPC CA override (manifests.Values.Features
+// says the same of the rendered values).
+func cellFeatures(c matrix.Cell) []nvcfbuild.Feature {
+	if c.Normalize().Trust == matrix.GRPCOverride {
+		return []nvcfbuild.Feature{nvcfbuild.GRPCCAOverride}
+	}
+	return nil
+}
+
+// unsupported returns why the build cannot run case c (its cell's, its
+// scenario's or its positive control's features), else nil.
+func (w *World) unsupported(c Case) error {
+	need := append(cellFeatures(c.Cell), c.Scenario.Requires.Features...)
+	if ctl, ok := w.scenario(c.Scenario.Control); ok && c.Scenario.Control != "" {
+		need = append(need, ctl.Requires.Features...)
+	}
+	return w.Build.Check(need...)
+}

@@ -1,0 +1,57 @@
+package scenarios
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/nvcfbuild"
+	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/reports"
+)
+
+func TestRunConfigBuild(t *testing.T) {
+	ctx := context.Background()
+	b, err := (&RunConfig{}).Build(ctx)
+	require.NoError(t, err)
+	require.True(t, b.IsReference(), "the reference flavor runs the reference roles")
+	b, err = (&RunConfig{Flavor: manifests.FlavorNVCF}).Build(ctx)
+	require.NoError(t, err)
+	require.Equal(t, nvcfbuild.Snapshot().Name, b.Name)
+	_, err = (&RunConfig{Flavor: manifests.FlavorNVCF, NVCFBinDir: t.TempDir()}).Build(ctx)
+	require.ErrorContains(t, err, "no NVCF binary")
+}
+
+// A case needing what the build lacks is skipped before anything is
+// deployed, "unsupported by this build", naming the flag; under the
+// reference build the same case runs.
+func TestUnsupportedCasesAreSkippedNamingTheFlag(t *testing.T) {
+	w := &World{Config: &RunConfig{Artifacts: t.TempDir()}, Build: nvcfbuild.Snapshot(), Log: slog.New(slog.DiscardHandler), catalogue: Catalogue()}
+	override := Case{Scenario: Scenario{ID: "tls/any", Layer: LayerTLS, Expect: Pass}, Cell: matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.GRPCOverride}}
+	r := w.newRun(override, kindCase, override.Name())
+	t.Run("skipped", func(t *testing.T) {
+		r.skipUnsupported(t)
+		t.Fatal("a grpc-override cell under the snapshot's build must be skipped")
+	})
+	require.Equal(t, reports.Skip, r.result.Outcome)
+	require.Contains(t, r.result.Message, "unsupported by this build")
+	require.Contains(t, r.result.Message, "pylon has no --grpc-tls-ca-cert-path (STARGATE_GRPC_TLS_CA_CERT_PATH)")
+
+	bundle := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle}
+	for _, id := range []string{"quic/missing-client-cert", "quic/untrusted-client-cert"} {
+		s, ok := w.scenario(id)
+		require.True(t, ok, id)
+		require.ErrorContains(t, w.unsupported(Case{Scenario: s, Cell: bundle}), "pylon has no --quic-client-cert", id)
+	}
+	s, _ := w.scenario("quic/tunnel-up")
+	require.NoError(t, w.unsupported(Case{Scenario: s, Cell: bundle}))
+
+	w.Build = nvcfbuild.Reference()
+	require.NoError(t, w.unsupported(override))
+	fixed := nvcfbuild.Snapshot().With(nvcfbuild.Pylon, "grpc-tls-ca-cert-path")
+	w.Build = fixed
+	require.NoError(t, w.unsupported(override), "a build with the flag runs the cell")
+}
