@@ -134,11 +134,12 @@ func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]stri
 
 // transient reasons say "not yet" rather than "refused": a component that
 // reports them may still succeed once its peers are up (a Stargate that is
-// not ready yet, or was replaced by a rollout, say).
+// not ready yet, or was replaced by a rollout, say, or still holds the
+// registration of a Pylon pod that is going away: already-registered).
 func transient(r reason.Reason) bool {
 	switch r {
 	case reason.None, reason.ConnectionRefused, reason.Timeout, reason.Unavailable, reason.Unknown,
-		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced:
+		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced, reason.AlreadyRegistered:
 		return true
 	}
 	return false
