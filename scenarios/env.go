@@ -71,10 +71,12 @@ func (e *Env) Trusted(name string) probe.TLS { return probe.TLS{Roots: e.roots, 
 func (e *Env) WrongRoot(name string) probe.TLS { return probe.TLS{Roots: e.wrong, ServerName: name} }
 
 // Ingress is the gRPC target of a region's TLS ingress, verified, with
-// the dial address as :authority (a scenario sets Authority).
+// the dial address as :authority (a scenario sets Authority) and the
+// deployment's worker token for registrations (the worker-auth gateway
+// knows it).
 func (e *Env) Ingress(region string) probe.GRPCTarget {
 	host := e.Topology.GRPCHost(region)
-	return probe.GRPCTarget{Addr: net.JoinHostPort(host, strconv.Itoa(manifests.GRPCPort)), TLS: e.Trusted(host)}
+	return probe.GRPCTarget{Addr: net.JoinHostPort(host, strconv.Itoa(manifests.GRPCPort)), TLS: e.Trusted(host), Token: e.Deployed.AuthToken}
 }
 
 // Identity renders the Stargate identity of pod in region.

@@ -137,11 +137,12 @@ func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]stri
 
 // transient reasons say "not yet" rather than "refused": a component that
 // reports them may still succeed once its peers are up (a Stargate that is
-// not ready yet, or was replaced by a rollout, say).
+// not ready yet, or was replaced by a rollout, say, or still holds the
+// registration of a Pylon pod that is going away: duplicate-registration).
 func transient(r reason.Reason) bool {
 	switch r {
 	case reason.None, reason.ConnectionRefused, reason.Timeout, reason.Unavailable, reason.Unknown,
-		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced, reason.InputWorkLimitExceeded:
+		reason.NoSuchPod, reason.NotReady, reason.BackendUnreachable, reason.Replaced, reason.InputWorkLimitExceeded, reason.DuplicateRegistration:
 		return true
 	}
 	return false

@@ -25,7 +25,7 @@ func runManifests(_ context.Context, args []string, stdout, stderr io.Writer) er
 	cellName := fs.String("cell", "workload=statefulset,trust=bundle", "matrix cell, e.g. workload=deployment,trust=grpc-override")
 	cluster := fs.String("cluster", "", "print only this cluster")
 	ns := fs.String("namespace", manifests.Namespace, "namespace of every object")
-	images := fs.String("images", "", "comma list of component=image (stargate, router, ingress, pylon, echo); default "+manifests.DefaultImage)
+	images := fs.String("images", "", "comma list of component=image (stargate, router, ingress, pylon, echo, worker-auth-gateway); default "+manifests.DefaultImage)
 	flavor := fs.String("flavor", "", flavorUsage)
 	binDir := fs.String("nvcf-bin-dir", os.Getenv(nvcfbuild.BinDirEnv), nvcfBinDirUsage)
 	if err := fs.Parse(args); err != nil {
@@ -104,8 +104,10 @@ func parseImages(s string) (manifests.Images, error) {
 			im.Pylon = v
 		case "echo":
 			im.Echo = v
+		case manifests.GatewayName:
+			im.WorkerAuthGateway = v
 		default:
-			return im, errors.New("--images: component " + k + " unknown; want stargate, router, ingress, pylon or echo")
+			return im, errors.New("--images: component " + k + " unknown; want stargate, router, ingress, pylon, echo or " + manifests.GatewayName)
 		}
 	}
 	return im, nil

@@ -19,7 +19,14 @@ func TestManifestsCommand(t *testing.T) {
 	require.Contains(t, s, "kind: Deployment\nmetadata:\n  name: stargate")
 	require.Contains(t, s, `image: "reg.example/router:1"`)
 	require.NotContains(t, s, "region-a (stargate)")
-	require.False(t, strings.Contains(s, "http://"))
+	// The one plaintext URL: Stargate's in-cluster hop to the worker-auth gateway.
+	require.False(t, strings.Contains(strings.ReplaceAll(s, "--worker-auth-endpoint=http://worker-auth-gateway.", ""), "http://"))
+
+	// A cell the snapshot's build cannot run is refused, naming the flag.
+	err = runManifests(context.Background(), []string{"--topology", "../../topologies/default.yaml", "--flavor", "nvcf", "--nvcf-bin-dir", "",
+		"--cell", "workload=statefulset,trust=grpc-override"}, &out, &errb)
+	require.ErrorContains(t, err, "unsupported by this build")
+	require.ErrorContains(t, err, "--grpc-tls-ca-cert-path")
 
 	// The discovery axis and the system-plus-bundle trust, in any key order.
 	out.Reset()

@@ -41,7 +41,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	fs.IntVar(&o.Parallel, "parallel", harnessrun.DefaultParallel, "how many isolated cases of a cell (probes only) run at the same time; 1 runs every case one after another")
 	fs.IntVar(&o.Environments, "environments", 0, "how many environments of the topology run parts of the plan at the same time (0: "+strconv.Itoa(harnessrun.DefaultEnvironments)+" with the embedded provider, 1 with the others, which run one)")
-	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo)")
+	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo, worker-auth-gateway)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
 	fs.StringVar(&f.real, "real", "", "comma-separated roles whose --images are NVCF's real components (stargate, router, pylon): a real Stargate's server side is proven from its /metrics and ListModels, not /status")

@@ -1,5 +1,5 @@
 // Command nvcf-ref is the multi-role binary of the reference components:
-// stargate, router, ingress, pylon and echo. The role is the first argument,
+// stargate, router, ingress, pylon, echo and worker-auth-gateway. The role is the first argument,
 // so one image serves every workload of the topology. Where a manifest
 // passes only the real component's flags (the nvcf manifest flavor, which
 // real images run unchanged), the role comes from $NVCF_REF_ROLE instead.
@@ -37,6 +37,7 @@ func roles() []role {
 		routerRole(),
 		ingressRole(),
 		pylonRole(),
+		gatewayRole(),
 	}
 }
 
@@ -99,7 +100,7 @@ func withRole(args []string, role string) []string {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: nvcf-ref <role> [flags]   (or "+RoleEnv+"=<role> nvcf-ref [flags])")
 	for _, r := range roles() {
-		fmt.Fprintf(w, "  %-9s %s\n", r.name, r.summary)
+		fmt.Fprintf(w, "  %-19s %s\n", r.name, r.summary)
 	}
 }
 

@@ -33,6 +33,11 @@ type GRPCTarget struct {
 	// TLS secures the connection; its ServerName (default: Addr's host) is
 	// what the certificate must cover.
 	TLS TLS
+	// Token, when set, goes with RegisterInferenceServer as gRPC metadata
+	// "authorization: Bearer <token>", as NVCF's Pylon sends its worker
+	// token (its Stargate checks it through --worker-auth-endpoint); the
+	// other calls carry none, as there.
+	Token string
 }
 
 func (t GRPCTarget) describe() string {
@@ -200,6 +205,9 @@ func (p *Prober) Register(ctx context.Context, t GRPCTarget, reg *stargatepb.Inf
 	// The probe id lets a Stargate's /status count this call apart from
 	// those of cases running at the same time.
 	call := metadata.AppendToOutgoingContext(life, stargate.ProbeHeader, reg.GetInferenceServerId())
+	if t.Token != "" {
+		call = metadata.AppendToOutgoingContext(call, "authorization", "Bearer "+t.Token)
+	}
 	stream, err := stargatepb.NewStargateControlPlaneClient(c.cc).RegisterInferenceServer(call)
 	if err == nil {
 		if err = stream.Send(reg); errors.Is(err, io.EOF) {
