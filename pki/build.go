@@ -179,6 +179,15 @@ func (b *builder) leaves(specs []leafSpec) error {
 		a := certArtifact(base+".pem", s.purpose, s.cluster, s.role, iss.Cert)
 		a.Usage, a.VerifyName, a.ExpectedFailure = s.usage, s.verify, s.expected
 		chain := append(append([]byte{}, iss.CertPEM...), s.ca.Chain...)
+		if s.role == RoleQUIC && len(s.ca.Chain) == 0 {
+			// A QUIC server's file holds its issuer, the root too: NVCF's
+			// router relay trusts the Stargate pods through the
+			// certificates of its own --tls-cert-path file and nothing
+			// else, so the file it shares with the pods must hold their
+			// issuer. Clients ignore a root a server sends, so
+			// verification elsewhere is unchanged.
+			chain = append(chain, s.ca.CertPEM...)
+		}
 		if err := b.write(&a, chain, 0o644); err != nil {
 			return err
 		}

@@ -104,7 +104,7 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Stdout = stdout
 	o.ProviderName = f.provider.name
-	o.ProviderArgs = f.provider.args()
+	o.ProviderArgs = append(f.provider.args(), f.imageMap.args()...)
 	o.StateDir = f.provider.stateDir(o.Topology.Name)
 	o.Provider, err = f.provider.provider(f.imageMap)
 	return err

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
@@ -76,6 +78,16 @@ const imageBinaryUsage = "embedded provider: run image repository `REPO` from lo
 type imageBinaries map[string]string
 
 func (f imageBinaries) String() string { return fmt.Sprint(map[string]string(f)) }
+
+// args renders f as the flags that set it, in a stable order (a repro
+// command runs the same binaries).
+func (f imageBinaries) args() []string {
+	var out []string
+	for _, repo := range slices.Sorted(maps.Keys(f)) {
+		out = append(out, "--image-binary", repo+"="+f[repo])
+	}
+	return out
+}
 
 func (f imageBinaries) Set(v string) error {
 	for _, kv := range strings.Split(v, ",") {

@@ -158,6 +158,12 @@ func (o *Options) repro(r reports.CaseResult) string {
 	if im := imagesFlag(o.Images); im != "" {
 		args = append(args, "--images", shellQuote(im))
 	}
+	if o.Flavor != "" {
+		args = append(args, "--flavor", string(o.Flavor))
+	}
+	if o.NVCFBinDir != "" {
+		args = append(args, "--nvcf-bin-dir", shellQuote(o.NVCFBinDir))
+	}
 	if len(o.Real) > 0 {
 		args = append(args, "--real", strings.Join(o.Real, ","))
 	}
