@@ -44,7 +44,7 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 		return err
 	}
 	id := uniqueID("tunnel")
-	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id, true))
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id))
 	if err != nil {
 		return fmt.Errorf("register before the tunnel: %w", err)
 	}
