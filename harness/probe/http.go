@@ -140,8 +140,9 @@ func (p *Prober) do(ctx context.Context, t HTTPTarget, method, path string, body
 // headers a real Stargate requires of it (x-request-id, x-model,
 // x-input-tokens), and reads the answer's server-sent events up to
 // "data: [DONE]": Response.Stream holds the deltas' text. A non-2xx
-// status is an error, of the reason Stargate's status names
-// (reason.OfRealHTTP: 400 bad-request, say), else reason.Unknown with the
+// status is an error, of the reason Pylon's problem details name
+// (reason.OfPylonProblem, origin pylon), else of the one Stargate's status
+// names (reason.OfRealHTTP: 400 bad-request, say), else reason.Unknown with the
 // status and body quoted; so is a 2xx answer that is not a whole event
 // stream of chat completion chunks (it holds what was read).
 func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, content string) (*Response, error) {
@@ -161,6 +162,12 @@ func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, conten
 	}
 	if resp.Status/100 != 2 {
 		err := fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %s", t.URL, model, resp.Status, truncate(resp.Body))
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+			// Pylon's refusal, which Stargate passed on.
+			if r, o, ok := reason.OfPylonProblem(resp.Status, tunnel.ProblemDetail(resp.Body)); ok {
+				return resp, reason.WrapFrom(r, o, err)
+			}
+		}
 		if r, o, ok := reason.OfRealHTTP(resp.Status, ""); ok {
 			return resp, reason.WrapFrom(r, o, err)
 		}

@@ -135,6 +135,9 @@ func TestChatCompletionAsARealStargateAnswers(t *testing.T) {
 		}, reason.Unknown, ""},
 		{"a real Pylon's refusal of a non-streaming call", func(w http.ResponseWriter) {
 			tunnel.Problem(w, http.StatusBadRequest, "/v1/chat/completions requests must set stream=true")
+		}, reason.BadRequest, reason.OriginPylon},
+		{"a problem detail no Pylon sends", func(w http.ResponseWriter) {
+			tunnel.Problem(w, http.StatusBadRequest, "something else")
 		}, reason.BadRequest, reason.OriginStargate},
 		{"overloaded", func(w http.ResponseWriter) {
 			w.Header().Set("x-stargate-error-code", "input_work_limit_exceeded")
