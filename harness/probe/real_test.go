@@ -294,5 +294,9 @@ func TestRealPylonRequiresTheContractTheProbeFollows(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.Status, "%s %s", c.path, c.body)
 		require.Equal(t, c.want, tunnel.ProblemDetail(resp.Body), "%s %s", c.path, c.body)
 		require.Equal(t, c.want, tunnel.CheckBody(http.MethodPost, c.path, []byte(c.body)).Error(), "the reference Pylon's check agrees")
+		r, o, ok := reason.OfPylonProblem(resp.Status, tunnel.ProblemDetail(resp.Body))
+		require.True(t, ok, "a listed Pylon text")
+		require.Equal(t, reason.BadRequest, r)
+		require.Equal(t, reason.OriginPylon, o)
 	}
 }
