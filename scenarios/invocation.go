@@ -43,7 +43,7 @@ func invocationNoEligibleBackend() Scenario {
 	return Scenario{
 		ID: "invocation/no-eligible-backend", Layer: LayerInvocation, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
-		Summary: "a model nobody serves answers 404 with x-stargate-error-code no_eligible_candidates",
+		Summary: "a model no registration announces answers 404 with x-stargate-error-code no_eligible_candidates (a registered model with no routable server is a bare 503 instead)",
 		Expect:  FailClosed(reason.NoEligibleCandidates).From(reason.OriginStargate), Control: "invocation/in-region",
 		Try: invokeUnservedModel,
 	}

@@ -68,9 +68,17 @@ func TestPresenceFromMetrics(t *testing.T) {
 	wrong := []held{activeOn("region-a", "stargate-0", map[string]float64{probeModel(id): 1}), activeOn("region-a", "stargate-1", nil)}
 	require.ErrorContains(t, p.mismatch(wrong, p.on), "replicas serving model probe-tunnel-2 of tunnel-2")
 
-	// The probe's tunnel (closed after its handshake), a bare registration,
-	// a Pylon's id without its model: nothing proves them.
-	require.Equal(t, ProofNone, weakest(presence{id: id, model: probeModel(id), tunnel: true}.claims(ProofMetrics)))
+	// The probe's tunnel, held open and answering the health checks, shows
+	// as its model's active server: the metrics prove it, with the same
+	// comparison (exactly the named replica).
+	tp := presence{id: id, model: probeModel(id), on: []string{"region-a/stargate-1"}, tunnel: true}
+	require.Equal(t, ProofMetrics, weakest(tp.claims(ProofMetrics)))
+	require.NoError(t, tp.mismatch(right, tp.on))
+	require.Error(t, tp.mismatch(wrong, tp.on))
+	require.Error(t, tp.mismatch([]held{activeOn("region-a", "stargate-0", nil), activeOn("region-a", "stargate-1", nil)}, tp.on),
+		"a tunnel that never turned the registration active is not proven")
+	// A bare registration (no tunnel), a Pylon's id without its model:
+	// nothing proves them.
 	require.Equal(t, ProofNone, weakest(presence{id: id, model: probeModel(id)}.claims(ProofMetrics)))
 	require.Equal(t, ProofNone, weakest(presence{id: "echo-pylon", tunnel: true}.claims(ProofMetrics)))
 	require.Equal(t, ProofStatus, weakest(presence{id: "echo-pylon"}.claims(ProofStatus)))

@@ -211,7 +211,7 @@ func (a absence) claims(source ProofLevel) []claim {
 	switch {
 	case a.model != "":
 		cs = append(cs, claim{what: "an active registration (registration with its reverse tunnel up) of " + a.id + " as model " + a.model, level: ProofMetrics,
-			how: activeMetricsNote + "; the probe closes its tunnel right after the handshake and answers no health check, so this catches a registration that turned active, not a handshake a Stargate wrongly accepted"})
+			how: activeMetricsNote + "; the probe holds an accepted tunnel open and answers its health checks, so a handshake a Stargate accepted for a registered id turns it active here, but one accepted for an id registered nowhere leaves nothing to count"})
 	case a.shared != "":
 		cs = append(cs, claim{what: "no more active servers of model " + a.shared + " (which " + a.id + " shares) on any replica than before", level: ProofMetrics, how: activeMetricsNote})
 	default:
@@ -391,8 +391,8 @@ func (p presence) claims(source ProofLevel) []claim {
 	case p.model == "":
 		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a real Stargate counts by model, and " + p.id + " shares its models"})
 	case p.tunnel:
-		cs = append(cs, claim{what: p.what(), level: ProofNone,
-			how: "the probe closes its tunnel right after the handshake and answers no health check, so a real Stargate never counts it active, and it counts no handshakes"})
+		cs = append(cs, claim{what: "an active registration of " + p.id + " as model " + p.model + ", which needs its reverse tunnel up on that replica (the probe holds it open and answers the health checks)", level: ProofMetrics,
+			how: activeMetricsNote + "; a real Stargate counts no handshakes, but admits a tunnel only where the id is registered, and turns the registration active only once the tunnel's health checks pass"})
 	default:
 		cs = append(cs, claim{what: p.what(), level: ProofNone, how: "a registration shows on a real Stargate only once its reverse tunnel is up, and this one has none"})
 	}

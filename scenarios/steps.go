@@ -52,18 +52,12 @@ func uniqueID(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b)
 }
 
-// rogueRegistration is what the harness's rogue Pylon registers.
-func rogueRegistration(id string, tunnel bool) *stargatepb.InferenceServerRegistration {
-	return &stargatepb.InferenceServerRegistration{
-		InferenceServerId:  id,
-		InferenceServerUrl: "http://" + id + ".probe.invalid:8080",
-		ReverseTunnel:      tunnel,
-		ClusterId:          "harness-probe",
-		Models: map[string]*stargatepb.InferenceServerModelRegistration{
-			// Stats too: a real Stargate holds a model without stats inactive.
-			probeModel(id): {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE, Stats: &stargatepb.ModelStats{}},
-		},
-	}
+// rogueRegistration is what the harness's rogue Pylon registers as id:
+// its own model (probeModel) and a reverse tunnel, which makes it valid
+// for a real Stargate too (probe.RogueRegistration). Whether a tunnel is
+// then dialled is the case's business.
+func rogueRegistration(id string) *stargatepb.InferenceServerRegistration {
+	return probe.RogueRegistration(id, probeModel(id))
 }
 
 // firstPod returns the first ready Stargate pod of region.

@@ -72,7 +72,7 @@ func registerThrough(ctx context.Context, e *Env, t probe.GRPCTarget, named stri
 		return err
 	}
 	id := uniqueID("authority")
-	reg, err := e.Probe.Register(ctx, t, rogueRegistration(id, false))
+	reg, err := e.Probe.Register(ctx, t, rogueRegistration(id))
 	if err != nil {
 		if serr := e.heldNowhere(ctx, absence{id: id, model: probeModel(id), before: before, routed: true}); serr != nil {
 			return fmt.Errorf("the registration with :authority %q was refused (%v), but: %w", t.Authority, err, serr)

@@ -176,7 +176,8 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 		return err
 	}
 	// Pylon's registration comes before its reverse tunnel, and a ready
-	// Stargate without the tunnel answers no_eligible_candidates: the
+	// Stargate without the tunnel answers a bare 503 (the model is
+	// registered, no server of it routable): the
 	// replacement has settled once every replica, asked on the server side,
 	// holds both again.
 	return e.checkBaseline(ctx, waitConverge)

@@ -1,11 +1,11 @@
 package scenarios
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/harness/probe"
@@ -141,18 +141,19 @@ func (e *Env) everyStargate(ctx context.Context, region, what string, check func
 	return err
 }
 
-// chatEchoed invokes model through t with content and a fresh nonce, and
-// requires the answer to carry them back: only the echo server behind
-// Pylon repeats them, so a 200 that Stargate (or anything else on the
-// path) made up without reaching it does not count.
+// chatEchoed invokes model through t with content and a fresh nonce, as
+// a streaming chat completion (the only kind a real Pylon forwards), and
+// requires the answer's event stream to carry them back: only the echo
+// server behind Pylon repeats them, so a 200 that Stargate (or anything
+// else on the path) made up without reaching it does not count.
 func (e *Env) chatEchoed(ctx context.Context, t probe.HTTPTarget, model, content string) error {
 	content += " " + uniqueID("nonce")
 	resp, err := e.Probe.ChatCompletion(ctx, t, model, content)
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(resp.Body, []byte(content)) {
-		return fmt.Errorf("invocation of %s through %s answered %d without echoing %q: it never reached the echo server behind Pylon: %.200s", model, t.URL, resp.Status, content, resp.Body)
+	if resp.Stream == nil || !strings.Contains(resp.Stream.Text, content) {
+		return fmt.Errorf("invocation of %s through %s answered %d without echoing %q in its event stream: it never reached the echo server behind Pylon: %.200s", model, t.URL, resp.Status, content, resp.Body)
 	}
 	return nil
 }

@@ -118,7 +118,7 @@ func partitionLength(ctx context.Context, e *Env, remote string) (time.Duration,
 	if err != nil {
 		return 0, err
 	}
-	reg, err := e.Probe.Register(ctx, e.ingressNaming(remote, p.Name), rogueRegistration(uniqueID("heartbeat"), false))
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(remote, p.Name), rogueRegistration(uniqueID("heartbeat")))
 	if err != nil {
 		return 0, stepFailed("read the heartbeat interval of "+remote, err)
 	}

@@ -44,7 +44,7 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 		return err
 	}
 	id := uniqueID("tunnel")
-	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id, true))
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(id))
 	if err != nil {
 		return fmt.Errorf("register before the tunnel: %w", err)
 	}
@@ -61,6 +61,9 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 		return err
 	}
 	t.TLS.Certificates = []tls.Certificate{good}
+	// The held tunnel echoes the registration's model; it answers the
+	// health checks whatever mangle does.
+	t.Models = []string{probeModel(id)}
 	if mangle != nil {
 		if err := mangle(e, &t); err != nil {
 			return err
@@ -72,14 +75,25 @@ func tunnelCase(ctx context.Context, e *Env, mangle func(*Env, *probe.QUICTarget
 	if hid == id {
 		registeredOn = named
 	}
-	if err := e.Probe.Tunnel(ctx, t); err != nil {
+	held, err := e.Probe.OpenTunnel(ctx, t)
+	if err != nil {
 		// The registration stays up meanwhile: a late tunnel would show.
 		if serr := e.heldNowhere(ctx, absence{id: hid, model: probeModel(hid), before: before, registeredOn: registeredOn}); serr != nil {
 			return fmt.Errorf("the tunnel was refused (%v), but: %w", err, serr)
 		}
 		return err
 	}
-	return accepted(e.heldExactlyOn(ctx, presence{id: hid, model: probeModel(hid), on: []string{named}, before: before, tunnel: true}))
+	// The tunnel stays open, answering Stargate's health checks, until the
+	// server side has shown it: on a real Stargate the registration turns
+	// active (stargate_active_inference_servers) only with its tunnel up
+	// and healthy.
+	defer held.Close()
+	err = e.heldExactlyOn(ctx, presence{id: hid, model: probeModel(hid), on: []string{named}, before: before, tunnel: true})
+	if err != nil {
+		all, real := held.HealthChecks()
+		err = fmt.Errorf("%w (the probe's tunnel answered %d health check(s), %d with a real Stargate's headers; ended: %v)", err, all, real, held.Err())
+	}
+	return accepted(err)
 }
 
 // The faulty ingredients of bringTunnelUp.

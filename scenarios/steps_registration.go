@@ -105,7 +105,7 @@ func rogueAck(ctx context.Context, e *Env, _ Setting) error {
 	}
 	id := e.Identity(region, p.Name)
 	rogue := uniqueID("rogue")
-	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(rogue, true))
+	reg, err := e.Probe.Register(ctx, e.ingressNaming(region, p.Name), rogueRegistration(rogue))
 	if err != nil {
 		return err
 	}

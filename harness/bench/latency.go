@@ -15,6 +15,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/echo"
 	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/harness/model/topology"
 )
@@ -62,7 +63,10 @@ func timeInvocations(ctx context.Context, env *clusters.Environment, topo *topol
 		DirectURL: "http://" + net.JoinHostPort(echoIP, strconv.Itoa(echoPort))}
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	body := []byte(`{"model":"echo","messages":[{"role":"user","content":"hello from harness bench"}]}`)
+	// Streaming, as a real Pylon forwards chat completions only with
+	// "stream": true; the direct calls stream too, so both paths carry the
+	// same answer.
+	body := []byte(`{"model":"echo","stream":true,"messages":[{"role":"user","content":"hello from harness bench"}]}`)
 	calls := 0
 	call := func(url string) (time.Duration, error) {
 		start := time.Now()
@@ -71,18 +75,23 @@ func timeInvocations(ctx context.Context, env *clusters.Environment, topo *topol
 			return 0, err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
 		calls++ // the contract headers a real Stargate and Pylon require
 		tunnel.SetRequiredHeaders(req.Header, "bench-"+strconv.Itoa(calls), "echo", 4)
 		res, err := client.Do(req)
 		if err != nil {
 			return 0, err
 		}
-		_, err = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if err == nil && res.StatusCode != http.StatusOK {
-			err = fmt.Errorf("POST %s: status %d", url, res.StatusCode)
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+			return 0, fmt.Errorf("POST %s: status %d: %s", url, res.StatusCode, b)
 		}
-		return time.Since(start), err
+		// The whole stream, up to [DONE], is the call's time.
+		if _, err := echo.ReadStream(res.Body); err != nil {
+			return 0, fmt.Errorf("POST %s: %w", url, err)
+		}
+		return time.Since(start), nil
 	}
 	var tun, dir []time.Duration
 	for i := range n + n/10 { // the first tenth warms connections up and is not counted

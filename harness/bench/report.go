@@ -113,6 +113,7 @@ func (r *Report) Markdown() string {
 	if r.Tunnel != nil {
 		t := r.Tunnel
 		fmt.Fprintf(&b, "\n## Invocation latency (%d requests per path, interleaved, keep-alive)\n\n", t.Requests)
+		fmt.Fprintf(&b, "Each is a streaming chat completion (\"stream\": true, the only kind a real Pylon forwards), timed to its data: [DONE].\n\n")
 		fmt.Fprintf(&b, "- tunnel: POST %s/v1/chat/completions (Stargate → reverse QUIC tunnel → Pylon → echo)\n", t.TunnelURL)
 		fmt.Fprintf(&b, "- direct: POST %s/v1/chat/completions (the echo server itself)\n\n", t.DirectURL)
 		fmt.Fprintf(&b, "| path | p50 ms | p99 ms | mean ms |\n|---|---|---|---|\n")

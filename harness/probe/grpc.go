@@ -190,6 +190,32 @@ func (r *Registration) Close() {
 	})
 }
 
+// RogueRegistration is what the harness's rogue Pylon registers as id:
+// the one model given (its own, so a real Stargate's per-model metrics
+// and ListModels stand for id), ACTIVE and with stats (a real Stargate
+// holds a model without stats inactive), asking for a reverse tunnel.
+//
+// Always a reverse tunnel: a real Stargate admits an inference_server_url
+// of a registration without one only as quic://<IP>:<port> and then dials
+// it (crates/stargate/src/control_plane/registration/admission.rs), and
+// answers no ack until that connection is up, so a rogue registration
+// with an http:// URL, or a quic:// one nobody serves, would be refused
+// or left unanswered for a reason of its own, not the one a case is about.
+// With a reverse tunnel the URL may be any http(s) URL with a host (and
+// a port, or the scheme's default): the probe's names a host under
+// .invalid, which nothing ever dials, and the ack comes at once.
+func RogueRegistration(id, model string) *stargatepb.InferenceServerRegistration {
+	return &stargatepb.InferenceServerRegistration{
+		InferenceServerId:  id,
+		InferenceServerUrl: "http://" + id + ".probe.invalid:8080",
+		ReverseTunnel:      true,
+		ClusterId:          "harness-probe",
+		Models: map[string]*stargatepb.InferenceServerModelRegistration{
+			model: {Status: stargatepb.InferenceServerStatus_INFERENCE_SERVER_STATUS_ACTIVE, Stats: &stargatepb.ModelStats{}},
+		},
+	}
+}
+
 // Register acts as a rogue Pylon: it opens RegisterInferenceServer towards
 // t (with t's :authority), sends reg and waits for the first ack. On success
 // the stream stays open, re-sending reg at the heartbeat interval, until the

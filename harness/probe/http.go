@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/fixtures/echo"
 	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
@@ -31,6 +32,8 @@ type Response struct {
 	ErrorCode string
 	Header    http.Header
 	Body      []byte
+	// Stream is the event stream read from Body (ChatCompletion only).
+	Stream *echo.Stream
 }
 
 // maxBody bounds what a probe reads of a response.
@@ -132,20 +135,26 @@ func (p *Prober) do(ctx context.Context, t HTTPTarget, method, path string, body
 	return resp, nil
 }
 
-// ChatCompletion posts a minimal OpenAI-style chat completion for model,
-// with the headers a real Stargate requires of it (x-request-id, x-model,
-// x-input-tokens), and returns the response; a non-2xx status is an
-// error, of the reason Stargate's status names (reason.OfRealHTTP: 400
-// bad-request, say), else reason.Unknown with the status and body quoted.
+// ChatCompletion posts a minimal OpenAI-style streaming chat completion
+// ("stream": true: a real Pylon forwards no other) for model, with the
+// headers a real Stargate requires of it (x-request-id, x-model,
+// x-input-tokens), and reads the answer's server-sent events up to
+// "data: [DONE]": Response.Stream holds the deltas' text. A non-2xx
+// status is an error, of the reason Pylon's problem details name
+// (reason.OfPylonProblem, origin pylon), else of the one Stargate's status
+// names (reason.OfRealHTTP: 400 bad-request, say), else reason.Unknown with the
+// status and body quoted; so is a 2xx answer that is not a whole event
+// stream of chat completion chunks (it holds what was read).
 func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, content string) (*Response, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":    model,
+		"stream":   true,
 		"messages": []map[string]string{{"role": "user", "content": content}},
 	})
 	if err != nil {
 		return nil, err
 	}
-	hdr := http.Header{}
+	hdr := http.Header{"Accept": {"text/event-stream"}}
 	tunnel.SetRequiredHeaders(hdr, fmt.Sprintf("probe-%d-%d", time.Now().UnixNano(), p.calls.Add(1)), model, uint64(len(strings.Fields(content))))
 	resp, err := p.do(ctx, t, http.MethodPost, "/v1/chat/completions", body, hdr)
 	if err != nil {
@@ -153,10 +162,24 @@ func (p *Prober) ChatCompletion(ctx context.Context, t HTTPTarget, model, conten
 	}
 	if resp.Status/100 != 2 {
 		err := fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %s", t.URL, model, resp.Status, truncate(resp.Body))
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+			// Pylon's refusal, which Stargate passed on.
+			if r, o, ok := reason.OfPylonProblem(resp.Status, tunnel.ProblemDetail(resp.Body)); ok {
+				return resp, reason.WrapFrom(r, o, err)
+			}
+		}
 		if r, o, ok := reason.OfRealHTTP(resp.Status, ""); ok {
 			return resp, reason.WrapFrom(r, o, err)
 		}
 		return resp, reason.Wrap(reason.Unknown, err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		return resp, reason.Wrap(reason.Unknown, fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d with Content-Type %q, not an event stream: %s", t.URL, model, resp.Status, ct, truncate(resp.Body)))
+	}
+	st, err := echo.ReadStream(bytes.NewReader(resp.Body))
+	resp.Stream = &st
+	if err != nil {
+		return resp, reason.Wrap(reason.Unknown, fmt.Errorf("POST %s/v1/chat/completions for model %q: status %d: %w", t.URL, model, resp.Status, err))
 	}
 	return resp, nil
 }

@@ -1,10 +1,12 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/fixtures/echo"
 	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
@@ -24,13 +27,16 @@ func invocationHandler() http.Handler {
 			return
 		}
 		var req struct{ Model string }
-		_ = json.NewDecoder(r.Body).Decode(&req)
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &req)
 		if req.Model != "echo" || r.Header.Get(tunnel.HeaderModel) != req.Model {
 			w.Header().Set("x-stargate-error-code", "no_eligible_candidates")
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
-		_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}]}`))
+		// The echo server's answer, through the tunnel Pylon's check.
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		tunnel.Admit(echo.Handler([]string{"echo"}, nil), nil).ServeHTTP(w, r)
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`{"role":"stargate","ready":true}`))
@@ -50,9 +56,11 @@ func TestHTTPProbes(t *testing.T) {
 	ctx := context.Background()
 	target := HTTPTarget{URL: srv.URL, TLS: TLS{Roots: ca.pool(), ServerName: "invoke.test"}}
 
-	resp, err := p.ChatCompletion(ctx, target, "echo", "hello")
-	require.NoError(t, err)
+	resp, err := p.ChatCompletion(ctx, target, "echo", "hello there")
+	require.NoError(t, err, "a streaming chat completion, as a real Pylon requires")
 	require.Equal(t, http.StatusOK, resp.Status)
+	require.Equal(t, "hello there", resp.Stream.Text)
+	require.Equal(t, "echo", resp.Stream.Model)
 
 	resp, err = p.ChatCompletion(ctx, target, "nobody-serves-this", "hello")
 	require.Equal(t, reason.NoEligibleCandidates, Classify(err), "error: %v", err)
@@ -98,6 +106,10 @@ func TestChatCompletionAsARealStargateAnswers(t *testing.T) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		b, _ := io.ReadAll(r.Body)
+		if err := tunnel.CheckBody(r.Method, r.URL.Path, b); err != nil {
+			t.Errorf("the probe's chat completion is refused by a real Pylon: %v", err)
+		}
 		answer(w)
 	}))
 	t.Cleanup(srv.Close)
@@ -109,7 +121,24 @@ func TestChatCompletionAsARealStargateAnswers(t *testing.T) {
 		want   reason.Reason
 		origin reason.Origin
 	}{
-		{"admitted", func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{}`)) }, reason.None, ""},
+		{"admitted", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"))
+		}, reason.None, ""},
+		{"200 without an event stream", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}]}`))
+		}, reason.Unknown, ""},
+		{"an event stream cut short", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"))
+		}, reason.Unknown, ""},
+		{"a real Pylon's refusal of a non-streaming call", func(w http.ResponseWriter) {
+			tunnel.Problem(w, http.StatusBadRequest, "/v1/chat/completions requests must set stream=true")
+		}, reason.BadRequest, reason.OriginPylon},
+		{"a problem detail no Pylon sends", func(w http.ResponseWriter) {
+			tunnel.Problem(w, http.StatusBadRequest, "something else")
+		}, reason.BadRequest, reason.OriginStargate},
 		{"overloaded", func(w http.ResponseWriter) {
 			w.Header().Set("x-stargate-error-code", "input_work_limit_exceeded")
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -5,11 +5,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/fixtures/echo"
 	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
@@ -70,4 +73,46 @@ func TestTunnelClassification(t *testing.T) {
 func TestTunnelNeedsRoots(t *testing.T) {
 	err := New(Options{}).Tunnel(context.Background(), QUICTarget{Addr: "127.0.0.1:9", TLS: TLS{ServerName: "x"}})
 	require.Equal(t, reason.NoTrust, Classify(err))
+}
+
+// A held tunnel stays open, answers the health checks a Stargate sends
+// (with a real Stargate's headers, as the reference sends them), echoes
+// invocations of its models and is gone once closed.
+func TestHeldTunnelAnswersHealthChecks(t *testing.T) {
+	ca := newTestCA(t, "root")
+	server := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "sg-0.sg.test")
+	s, err := tunnel.NewServer(tunnel.ServerConfig{TLS: &tls.Config{Certificates: []tls.Certificate{server}}, Token: "secret", HealthInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Serve(ctx, pc) }()
+	t.Cleanup(func() { cancel(); <-done; pc.Close() })
+
+	p := New(Options{Timeout: 5 * time.Second})
+	held, err := p.OpenTunnel(context.Background(), QUICTarget{Addr: pc.LocalAddr().String(), TLS: TLS{Roots: ca.pool(), ServerName: "sg-0.sg.test"},
+		InferenceServerID: "rogue", Token: "secret", Models: []string{"probe-rogue"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return s.Health()["rogue"].OK }, 10*time.Second, 10*time.Millisecond, "the held tunnel passes Stargate's health checks")
+	all, real := held.HealthChecks()
+	require.Positive(t, all)
+	require.Equal(t, all, real, "every check carried a real Stargate's headers")
+
+	sess, ok := s.Session("rogue")
+	require.True(t, ok)
+	req, err := http.NewRequest(http.MethodPost, "http://tunnel/v1/chat/completions", strings.NewReader(`{"model":"probe-rogue","stream":true,"messages":[{"role":"user","content":"via the probe"}]}`))
+	require.NoError(t, err)
+	tunnel.SetRequiredHeaders(req.Header, "r-1", "probe-rogue", 3)
+	res, err := sess.RoundTrip(req)
+	require.NoError(t, err)
+	st, err := echo.ReadStream(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "via the probe", st.Text)
+	require.Equal(t, int64(1), held.Requests())
+
+	held.Close()
+	require.NoError(t, held.Err(), "closed by the probe")
+	require.Eventually(t, func() bool { _, ok := s.Session("rogue"); return !ok }, 10*time.Second, 10*time.Millisecond, "the closed tunnel is gone")
 }
