@@ -92,3 +92,22 @@ func TestProfileGroupsCasesAndCellSwitches(t *testing.T) {
 	require.Equal(t, 2*time.Second, p.ByCell[0].Deploy)
 	require.True(t, strings.Contains(p.Markdown(), "| watch | 2 | 20.0 | 30.0 | 20.0 | 1.00 |"), p.Markdown())
 }
+
+func TestTunnelVsRealNeedsTheBinaries(t *testing.T) {
+	_, err := RunTunnelVsReal(t.Context(), TunnelVsRealOptions{Artifacts: t.TempDir()})
+	require.ErrorContains(t, err, "NVCF_REAL_BIN_DIR")
+	_, err = RunTunnelVsReal(t.Context(), TunnelVsRealOptions{BinDir: t.TempDir(), Artifacts: t.TempDir()})
+	require.ErrorContains(t, err, "has no stargate")
+}
+
+func TestTunnelVsRealReport(t *testing.T) {
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	r := &TunnelVsReal{Requests: 500, Warmup: 50, Machine: "linux/amd64, 2 CPUs", BinDir: "/nv",
+		Reference: Percentiles{P50: ms(0.5), P99: ms(1), Mean: ms(0.6)}, Real: Percentiles{P50: ms(2), P99: ms(4), Mean: ms(2.5)},
+		Direct: Percentiles{P50: ms(0.25), P99: ms(0.5), Mean: ms(0.3)}, ReferenceURL: "http://a", RealURL: "http://b", EchoURL: "http://c"}
+	md := r.Markdown()
+	require.Contains(t, md, "| reference tunnel (http://a) | 0.50 | 1.00 | 0.60 | 2.00× |")
+	require.Contains(t, md, "| real tunnel (http://b) | 2.00 | 4.00 | 2.50 | 8.00× |")
+	require.Contains(t, md, "| direct to echo (http://c) | 0.25 | 0.50 | 0.30 | 1.00× |")
+	require.Contains(t, md, "reference / real: p50 0.25×, p99 0.25×, mean 0.24×.")
+}

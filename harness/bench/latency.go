@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -15,8 +13,6 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/echo"
-	"github.com/nvcf/conformance/fixtures/tunnel"
 	"github.com/nvcf/conformance/harness/model/topology"
 )
 
@@ -65,33 +61,11 @@ func timeInvocations(ctx context.Context, env *clusters.Environment, topo *topol
 	defer client.CloseIdleConnections()
 	// Streaming, as a real Pylon forwards chat completions only with
 	// "stream": true; the direct calls stream too, so both paths carry the
-	// same answer.
-	body := []byte(`{"model":"echo","stream":true,"messages":[{"role":"user","content":"hello from harness bench"}]}`)
+	// same answer (timeChat, as --tunnel-vs-real times).
 	calls := 0
 	call := func(url string) (time.Duration, error) {
-		start := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(body))
-		if err != nil {
-			return 0, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		calls++ // the contract headers a real Stargate and Pylon require
-		tunnel.SetRequiredHeaders(req.Header, "bench-"+strconv.Itoa(calls), "echo", 4)
-		res, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
-			return 0, fmt.Errorf("POST %s: status %d: %s", url, res.StatusCode, b)
-		}
-		// The whole stream, up to [DONE], is the call's time.
-		if _, err := echo.ReadStream(res.Body); err != nil {
-			return 0, fmt.Errorf("POST %s: %w", url, err)
-		}
-		return time.Since(start), nil
+		calls++
+		return timeChat(ctx, client, url, "bench-"+strconv.Itoa(calls))
 	}
 	var tun, dir []time.Duration
 	for i := range n + n/10 { // the first tenth warms connections up and is not counted

@@ -2,17 +2,11 @@ package probe
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nvcf/conformance/fixtures/echo"
+	"github.com/nvcf/conformance/fixtures/interop"
 	"github.com/nvcf/conformance/fixtures/stargate"
 	fstatus "github.com/nvcf/conformance/fixtures/status"
 	"github.com/nvcf/conformance/fixtures/tunnel"
@@ -37,110 +32,46 @@ import (
 // binds its metrics port on every address: it takes only a port) and is
 // killed, by its pid, when the test ends.
 
-const realBinEnv = "NVCF_REAL_BIN_DIR"
-
-// realBin is the path of a real binary, or skips the test.
-func realBin(t *testing.T, name string) string {
+// realBinDir is $NVCF_REAL_BIN_DIR, or skips the test.
+func realBinDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv(realBinEnv)
+	dir := os.Getenv(interop.BinDirEnv)
 	if dir == "" {
-		t.Skipf("%s is unset: these tests run NVCF's real %s on loopback; point it at a directory of binaries built from NVIDIA/nvcf", realBinEnv, name)
+		t.Skipf("%s is unset: these tests run NVCF's real stargate and pylon on loopback; point it at a directory of binaries built from NVIDIA/nvcf", interop.BinDirEnv)
 	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s=%s has no %s: %v", realBinEnv, dir, name, err)
-	}
-	return p
+	return dir
 }
 
-// freePort returns a loopback port nothing listens on now (network "tcp"
-// or "udp").
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer pc.Close()
-		return pc.LocalAddr().(*net.UDPAddr).Port
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startProcess runs bin with args (and env added) until the test ends,
-// logging to a file that is shown when the test fails.
-func startProcess(t *testing.T, bin string, env []string, args ...string) {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
-	logf, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // our own child, by its pid
-		<-done
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("%s log (tail):\n%s", filepath.Base(bin), b)
-		}
-	})
-}
-
-// waitListening waits until addr accepts TCP connections.
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 30*time.Second, 50*time.Millisecond, "nothing listens on %s", addr)
-}
-
-// realStargate is a real Stargate on loopback in reverse mode, with its
-// reverse-QUIC certificate from ca.
+// realStargate is a real Stargate on loopback in reverse mode (started
+// by fixtures/interop, the one home of the real binaries' command
+// lines), with its reverse-QUIC PKI.
 type realStargate struct {
 	grpc, http, metrics string
-	ca                  *testCA
+	pki                 *interop.PKI
 }
 
+// startRealStargate starts a real Stargate until the test ends; its log
+// is shown when the test fails.
 func startRealStargate(t *testing.T) realStargate {
 	t.Helper()
-	bin := realBin(t, "stargate")
-	ca := newTestCA(t, "real stargate test root")
-	cert := ca.leaf(t, x509.ExtKeyUsageServerAuth, time.Time{}, "*.sg.region-a.nvcf.test")
-	dir := t.TempDir()
-	certPath, keyPath := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
-	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	dir := realBinDir(t)
+	pki, err := interop.MintPKI(t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600))
-	require.NoError(t, os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
-	loop := func(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-	sg := realStargate{grpc: loop(freePort(t, "tcp")), http: loop(freePort(t, "tcp")), ca: ca}
-	metricsPort, quic, models := freePort(t, "tcp"), loop(freePort(t, "udp")), loop(freePort(t, "tcp"))
-	sg.metrics = loop(metricsPort)
-	startProcess(t, bin, nil,
-		"--stargate-id", "sg-0", "--advertise-addr", sg.grpc, "--listen-addr", sg.grpc,
-		"--stargate-discovery-dns-name", "stargate-headless.x.svc.cluster.local", "--disable-dns-discovery",
-		"--advertised-hostname-template", "{pod_name}.sg.region-a.nvcf.test",
-		"--http-listen-addr", sg.http, "--model-discovery-listen-addr", models, "--metrics-port", strconv.Itoa(metricsPort),
-		"--backend-connectivity", "reverse", "--reverse-tunnel-listen-addr", quic, "--reverse-tunnel-pylon-dial-addr", quic,
-		"--tls-cert-path", certPath, "--tls-key-path", keyPath)
-	for _, a := range []string{sg.grpc, sg.http, sg.metrics} {
-		waitListening(t, a)
-	}
-	return sg
+	sg, err := interop.StartRealStargate(context.Background(), dir, pki, t.TempDir())
+	require.NoError(t, err)
+	stopWithLog(t, sg.Process)
+	return realStargate{grpc: sg.GRPC, http: sg.HTTP, metrics: sg.Metrics, pki: pki}
+}
+
+// stopWithLog stops p (by its pid) when the test ends, showing its log
+// when the test failed.
+func stopWithLog(t *testing.T, p *interop.Process) {
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", p.Name, p.LogTail(4000))
+		}
+	})
 }
 
 // activeServers reads stargate_active_inference_servers for model.
@@ -228,7 +159,7 @@ func TestRealStargateSeesTheHeldTunnel(t *testing.T) {
 	require.Equal(t, reason.Unavailable, r, "%v", err)
 	require.Equal(t, reason.OriginStargate, o)
 
-	held, err := p.OpenTunnel(ctx, QUICTarget{Addr: dial, TLS: TLS{Roots: sg.ca.pool(), ServerName: tunnel.ServerName(target)},
+	held, err := p.OpenTunnel(ctx, QUICTarget{Addr: dial, TLS: TLS{Roots: sg.pki.Roots, ServerName: tunnel.ServerName(target)},
 		InferenceServerID: id, Models: []string{model}})
 	require.NoError(t, err)
 	defer held.Close()
@@ -263,15 +194,12 @@ func TestRealStargateSeesTheHeldTunnel(t *testing.T) {
 // (tunnel.CheckBody).
 func TestRealPylonRequiresTheContractTheProbeFollows(t *testing.T) {
 	sg := startRealStargate(t)
-	pylonBin := realBin(t, "pylon")
 	es := httptest.NewServer(echo.Handler([]string{"echo"}, nil)) // loopback
 	t.Cleanup(es.Close)
-	caPath := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: sg.ca.cert.Raw}), 0o600))
-	startProcess(t, pylonBin, []string{"STARGATE_TLS_CERT_PATH=" + caPath},
-		"--upstream-http-base-url", es.URL, "--stargate-address", "http://"+sg.grpc,
-		"--inference-server-id", "is-1", "--model-name", "echo", "--backend-connectivity", "reverse",
-		"--metrics-port", strconv.Itoa(freePort(t, "tcp")), "--metrics-host", "127.0.0.1", "--disable-bringup")
+	py, err := interop.StartRealPylon(context.Background(), realBinDir(t),
+		interop.PylonOptions{Stargate: sg.grpc, Upstream: es.URL, ID: "is-1", Model: "echo", CAPath: sg.pki.CAPath}, t.TempDir())
+	require.NoError(t, err)
+	stopWithLog(t, py.Process)
 	p := New(Options{Timeout: 10 * time.Second})
 	require.Eventually(t, func() bool { return sg.activeServers(t, p, "echo") == 1 }, 60*time.Second, 250*time.Millisecond,
 		"the real Pylon's tunnel is up and healthy")
