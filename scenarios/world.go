@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/harness/model/topology"
@@ -116,6 +117,11 @@ func Connect(cfg *RunConfig) (*World, error) {
 		Flavor:     cfg.Flavor,
 		Build:      &w.Build,
 		Defect:     cfg.Defect,
+		// The wait for the base Pylon reads the base components'
+		// refusals, and a typed one ends it (BaseFailure).
+		BaseRefusals: func() deploy.RefusalWatch {
+			return w.Env(&deploy.Result{Namespace: manifests.Namespace}, "").newBaseWatch().watch
+		},
 		// The mutual-TLS profile of the tunnel, where the build has it; its
 		// cases are skipped elsewhere (Requirements.Features).
 		ClientTLS: w.Build.Supports(nvcfbuild.TunnelClientCert),
@@ -267,16 +273,23 @@ func (w *World) Env(res *deploy.Result, evidence string) *Env {
 // checkBaseline checks the cell's baseline before a case: it waits for it
 // (a case before may have disturbed it on purpose) unless it was broken
 // before the previous case of the cell too, when one short look decides,
-// so a broken cell blocks its cases at once.
-func (w *World) checkBaseline(ctx context.Context, e *Env) error {
+// so a broken cell blocks its cases at once. For a case that asserts the
+// baseline (short) it only looks for a base failure, shortly, and leaves
+// the rest to the case's own steps and the next case's check.
+func (w *World) checkBaseline(ctx context.Context, e *Env, short bool) error {
 	if w.baseline != nil {
 		return w.baseline(ctx, e)
+	}
+	// Long enough for a base failure to be established again.
+	const shortLook = baseConfirm + 5*time.Second
+	if short {
+		return e.checkBaseline(ctx, shortLook)
 	}
 	cell := e.Deployed.Cell
 	w.mu.Lock()
 	d := waitConverge
 	if w.baselineBad[cell] {
-		d = 5 * time.Second
+		d = shortLook
 	}
 	w.mu.Unlock()
 	err := e.checkBaseline(ctx, d)
