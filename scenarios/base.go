@@ -152,8 +152,9 @@ type baseWatch struct {
 	start   time.Time
 	confirm time.Duration
 	// ingress holds, per ingress pod ("region/pod"), its counts (refused
-	// and client alerts, by key) when first read: only refusals made
-	// since count.
+	// and client alerts, by key) when a watch of the cell first read it:
+	// only refusals made since count (World.ingressSeen, shared; read
+	// and written under World.baseMu).
 	ingress map[string]map[string]int
 	prev    *BaseFailure
 	since   time.Time
@@ -161,7 +162,7 @@ type baseWatch struct {
 }
 
 func (e *Env) newBaseWatch() *baseWatch {
-	return &baseWatch{e: e, start: time.Now(), confirm: baseConfirm, ingress: map[string]map[string]int{}}
+	return &baseWatch{e: e, start: time.Now(), confirm: baseConfirm, ingress: e.ingressFirstSeen(e.Deployed.Cell)}
 }
 
 // lookEvery is look at most every baseLookEvery; between looks it reports
@@ -343,15 +344,7 @@ func (w *baseWatch) ingressRefusals(ctx context.Context) []serverRefusal {
 				continue
 			}
 			counts, last := ingressCounts(doc)
-			key := r + "/" + p.Name
-			before, seen := w.ingress[key]
-			if !seen {
-				before = map[string]int{}
-				if !p.CreationTimestamp.After(w.start) {
-					before = counts
-				}
-				w.ingress[key] = before
-			}
+			before := w.firstSeen(r+"/"+p.Name, counts, p.CreationTimestamp.After(w.start))
 			for _, k := range slices.Sorted(maps.Keys(counts)) {
 				n := counts[k] - before[k]
 				if n <= 0 {
@@ -404,4 +397,21 @@ func (w *baseWatch) pods(ctx context.Context, cluster string, sel labels.Selecto
 		return nil, err
 	}
 	return l.Items, nil
+}
+
+// firstSeen is the counts of the ingress pod key when a watch of the cell
+// first read it: counts now, or none for a pod created after this watch
+// began (every refusal it made is new).
+func (w *baseWatch) firstSeen(key string, counts map[string]int, newPod bool) map[string]int {
+	w.e.baseMu.Lock()
+	defer w.e.baseMu.Unlock()
+	before, seen := w.ingress[key]
+	if !seen {
+		before = map[string]int{}
+		if !newPod {
+			before = counts
+		}
+		w.ingress[key] = before
+	}
+	return before
 }

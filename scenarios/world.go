@@ -58,6 +58,17 @@ type World struct {
 	// last case.
 	baselineBad map[matrix.Cell]bool
 	logFile     *os.File
+
+	// baseMu guards deploying and ingressSeen. It is not mu: the deploy's
+	// wait, which Use runs holding mu, reads them.
+	baseMu sync.Mutex
+	// deploying is the cell Use deploys now.
+	deploying matrix.Cell
+	// ingressSeen holds, per cell, the ingress pods' counts when a base
+	// watch first read them (baseWatch.ingress): every watch of the cell
+	// counts the refusals made since, so a Pylon that retries seldom is
+	// still seen by the cell's later cases.
+	ingressSeen map[matrix.Cell]map[string]map[string]int
 }
 
 // Connect loads what a RunConfig names and prepares the deployer; it
@@ -120,7 +131,10 @@ func Connect(cfg *RunConfig) (*World, error) {
 		// The wait for the base Pylon reads the base components'
 		// refusals, and a typed one ends it (BaseFailure).
 		BaseRefusals: func() deploy.RefusalWatch {
-			return w.Env(&deploy.Result{Namespace: manifests.Namespace}, "").newBaseWatch().watch
+			w.baseMu.Lock()
+			cell := w.deploying
+			w.baseMu.Unlock()
+			return w.Env(&deploy.Result{Cell: cell, Namespace: manifests.Namespace}, "").newBaseWatch().watch
 		},
 		// The mutual-TLS profile of the tunnel, where the build has it; its
 		// cases are skipped elsewhere (Requirements.Features).
@@ -224,6 +238,9 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 		return nil, fmt.Errorf("%w: cell %s: %w", errCellBroken, cell.Name(), err)
 	}
 	start := time.Now()
+	w.baseMu.Lock()
+	w.deploying = cell
+	w.baseMu.Unlock()
 	w.Progress.Note("deploying cell %s: applying its manifests in every cluster and waiting for the rollouts", cell.Name())
 	r, err := w.deployer.Switch(ctx, cell)
 	if err != nil {
@@ -305,4 +322,20 @@ func (w *World) checkBaseline(ctx context.Context, e *Env, short bool) error {
 // Scale multiplies a wait deadline by the run's time scale.
 func (w *World) Scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * w.Config.TimeScale)
+}
+
+// ingressFirstSeen is the map of the cell's ingress counts at first sight
+// (World.ingressSeen), which every base watch of the cell shares.
+func (w *World) ingressFirstSeen(cell matrix.Cell) map[string]map[string]int {
+	w.baseMu.Lock()
+	defer w.baseMu.Unlock()
+	if w.ingressSeen == nil {
+		w.ingressSeen = map[matrix.Cell]map[string]map[string]int{}
+	}
+	m := w.ingressSeen[cell]
+	if m == nil {
+		m = map[string]map[string]int{}
+		w.ingressSeen[cell] = m
+	}
+	return m
 }
