@@ -37,6 +37,8 @@ func TestBaseAssertionsNameBaselineScenarios(t *testing.T) {
 	}
 	trust := &BaseFailure{Reason: reason.UnknownAuthority, Origin: reason.OriginPylon, Part: basePylonGRPC}
 	s, _ := ByID("registration/explicit-https")
+	require.True(t, baseAsserts(s, &BaseFailure{Reason: reason.TLSNotStarted, Origin: reason.OriginIngress, Part: basePylonGRPC}),
+		"a Pylon that never starts TLS on https breaks explicit https")
 	require.False(t, baseAsserts(s, trust), "explicit-https asserts the scheme, not the trust")
 }
 

@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
@@ -44,7 +46,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&f.images, "images", "", "replace reference images: component=image,… (components: stargate, router, ingress, pylon, echo, worker-auth-gateway)")
 	fs.Var(f.imageMap, "image-binary", imageBinaryUsage)
 	fs.StringVar(&f.flavor, "flavor", "", flavorUsage)
-	fs.StringVar(&f.real, "real", "", "comma-separated roles whose --images are NVCF's real components (stargate, router, pylon): a real Stargate's server side is proven from its /metrics and ListModels, not /status")
+	fs.StringVar(&f.real, "real", "", "comma-separated roles played by NVCF's real components (stargate, router, pylon): they take the nvcf flavor and, unless --images names one, the image nvcf/<binary>, which the embedded provider runs from --nvcf-bin-dir; a real Stargate's server side is proven from its /metrics and ListModels, not /status")
 	fs.StringVar(&f.proof, "proof", "", "source of the server-side proofs: status or metrics (default: status for a reference Stargate, metrics for a real one)")
 	fs.StringVar(&o.NVCFBinDir, "nvcf-bin-dir", os.Getenv(nvcfbuild.BinDirEnv), nvcfBinDirUsage)
 	f.verbose = fs.Bool("v", false, "log progress at debug level")
@@ -85,6 +87,9 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	if o.Proof, err = scenarios.ParseProofSource(f.proof); err != nil {
 		return fmt.Errorf("--proof: %w", err)
 	}
+	if err := f.realComponents(o); err != nil {
+		return err
+	}
 	if o.NVCFBinDir != "" && o.Flavor != manifests.FlavorNVCF {
 		o.NVCFBinDir = "" // the reference flavor runs the reference roles, whatever the binaries take
 	}
@@ -108,4 +113,65 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	o.StateDir = f.provider.stateDir(o.Topology.Name)
 	o.Provider, err = f.provider.provider(f.imageMap)
 	return err
+}
+
+// realBinaries names the binary of NVCF's build that plays each real role.
+var realBinaries = map[string]string{"stargate": "stargate", "router": "stargate-k8s-router", "pylon": "pylon"}
+
+// realComponents completes --real: NVCF's components take the nvcf
+// flavor, an unset image of a real role becomes nvcf/<binary>, and on the
+// embedded provider that image runs the binary of the same name from
+// --nvcf-bin-dir, unless --image-binary names another. So
+// `--real stargate,router --nvcf-bin-dir DIR` is a whole real run.
+func (f *runFlags) realComponents(o *harnessrun.Options) error {
+	if len(o.Real) == 0 {
+		return nil
+	}
+	switch {
+	case f.flavor == "":
+		o.Flavor = manifests.FlavorNVCF
+	case o.Flavor != manifests.FlavorNVCF:
+		return fmt.Errorf("--real %s runs NVCF's components, which take NVCF's flags: leave --flavor out or pass --flavor nvcf", strings.Join(o.Real, ","))
+	}
+	for _, role := range o.Real {
+		bin := realBinaries[role]
+		img := roleImage(&o.Images, role)
+		if *img == "" {
+			*img = "nvcf/" + bin
+		}
+		if f.provider.name != providerEmbedded {
+			continue // the clusters pull the image
+		}
+		repo := *img
+		if i := strings.LastIndexAny(repo, "/"); i >= 0 {
+			repo = repo[i+1:]
+		}
+		if _, ok := f.imageMap[*img]; ok {
+			continue
+		}
+		if _, ok := f.imageMap[repo]; ok {
+			continue
+		}
+		if o.NVCFBinDir == "" {
+			return fmt.Errorf("--real %s on the embedded provider runs NVCF's %s binary: name its folder with --nvcf-bin-dir DIR (or $%s), or pass --image-binary %s=PATH", role, bin, nvcfbuild.BinDirEnv, repo)
+		}
+		path := filepath.Join(o.NVCFBinDir, bin)
+		if st, err := os.Stat(path); err != nil || st.IsDir() {
+			return fmt.Errorf("--real %s: --nvcf-bin-dir %s holds no %s binary (%v); build NVCF's %s there, or pass --image-binary %s=PATH", role, o.NVCFBinDir, bin, err, bin, repo)
+		}
+		f.imageMap[repo] = path
+	}
+	return nil
+}
+
+// roleImage is the field of im that holds role's image.
+func roleImage(im *manifests.Images, role string) *string {
+	switch role {
+	case "stargate":
+		return &im.Stargate
+	case "router":
+		return &im.Router
+	default:
+		return &im.Pylon
+	}
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/scenarios"
 )
 
 // --image-binary is the one image → binary flag of `up` and `run`:
@@ -61,4 +63,43 @@ func TestEnvironmentsFlag(t *testing.T) {
 	require.ErrorContains(t, err, "--environments -1: want 1 or more, or 0 for the provider's default")
 	err = run(ctx, []string{"run", "--provider", "existing", "--environments", "2", "--kubeconfig", "/nonexistent", "--topology", "../../topologies/default.yaml"}, &out, &errb)
 	require.ErrorContains(t, err, "--environments 2: the existing provider runs one environment of a topology")
+}
+
+// --real with --nvcf-bin-dir is a whole real run: the nvcf flavor, an
+// nvcf/<binary> image per real role, and on the embedded provider that
+// image mapped to the binary in the folder; what is missing is named.
+func TestRealComponentsComplete(t *testing.T) {
+	dir := t.TempDir()
+	for _, b := range []string{"stargate", "stargate-k8s-router"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, b), []byte("#!/bin/sh\n"), 0o755))
+	}
+	flags := func(args ...string) (*runFlags, *harnessrun.Options) {
+		var o harnessrun.Options
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		f := matrixFlags(fs, &o)
+		require.NoError(t, fs.Parse(args))
+		var err error
+		o.Real, err = scenarios.ParseReal(f.real)
+		require.NoError(t, err)
+		o.Flavor, err = manifests.ParseFlavor(f.flavor)
+		require.NoError(t, err)
+		return f, &o
+	}
+
+	f, o := flags("--real", "stargate,router", "--nvcf-bin-dir", dir)
+	require.NoError(t, f.realComponents(o))
+	require.Equal(t, manifests.FlavorNVCF, o.Flavor)
+	require.Equal(t, "nvcf/stargate", o.Images.Stargate)
+	require.Equal(t, "nvcf/stargate-k8s-router", o.Images.Router)
+	require.Empty(t, o.Images.Pylon, "pylon stays the reference one")
+	require.Equal(t, imageBinaries{"stargate": filepath.Join(dir, "stargate"), "stargate-k8s-router": filepath.Join(dir, "stargate-k8s-router")}, f.imageMap)
+
+	f, o = flags("--real", "pylon", "--nvcf-bin-dir", dir)
+	require.ErrorContains(t, f.realComponents(o), "holds no pylon binary")
+	f, o = flags("--real", "pylon", "--nvcf-bin-dir", "")
+	require.ErrorContains(t, f.realComponents(o), "--nvcf-bin-dir DIR")
+	f, o = flags("--real", "pylon", "--image-binary", "pylon=/opt/pylon", "--nvcf-bin-dir", "")
+	require.NoError(t, f.realComponents(o), "an explicit --image-binary needs no folder")
+	f, o = flags("--real", "stargate", "--flavor", "reference", "--nvcf-bin-dir", dir)
+	require.ErrorContains(t, f.realComponents(o), "--flavor nvcf")
 }
