@@ -19,9 +19,26 @@ import (
 // workload has all its replicas ready, and every replica holds the base
 // Pylon's registration and reverse tunnel (asked on the server side). A
 // case that finds it broken is blocked, not blamed: the state was left by
-// something before it.
+// something before it. While it is broken, what the base components
+// report is read too (baseWatch): a refusal established there ends the
+// wait at once, as a *BaseFailure.
 func (e *Env) checkBaseline(ctx context.Context, d time.Duration) error {
-	return e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", d, e.baselineBroken)
+	w := e.newBaseWatch()
+	var typed *BaseFailure
+	err := e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", d, func(ctx context.Context) error {
+		err := e.baselineBroken(ctx)
+		if err == nil {
+			return nil
+		}
+		if typed = w.lookEvery(ctx); typed != nil {
+			return nil
+		}
+		return err
+	})
+	if typed != nil {
+		return typed
+	}
+	return err
 }
 
 // baselineBroken is one look at the baseline.

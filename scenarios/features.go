@@ -138,18 +138,37 @@ func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) co
 			// The first case of a broken cell keeps the evidence of why.
 			r.env = r.w.Env(&deploy.Result{Cell: r.c.Cell, Namespace: manifests.Namespace}, r.result.Evidence)
 		}
+		if f := baseFailureIn(err); f != nil {
+			r.baseFailed(ctx, t, f)
+		}
 		r.fail(ctx, t, reports.Error, fmt.Sprintf("could not deploy cell %s: %v", r.c.Cell.Name(), err), nil)
 	}
 	r.env = r.w.Env(res, r.result.Evidence)
-	// A scenario that asserts the baseline waits for it in its own steps
-	// and gives the verdict on it.
-	if r.c.Scenario.AssertsBaseline {
-		return ctx
+	err = r.w.checkBaseline(ctx, r.env, r.c.Scenario.AssertsBaseline)
+	if f := baseFailureIn(err); f != nil {
+		r.baseFailed(ctx, t, f)
 	}
-	if err := r.w.checkBaseline(ctx, r.env); err != nil {
+	// A scenario that asserts the baseline gives the verdict on it in its
+	// own steps, unless a base component refused (above).
+	if err != nil && !r.c.Scenario.AssertsBaseline {
 		r.fail(ctx, t, reports.Error, blocked(err), nil)
 	}
 	return ctx
+}
+
+// baseFailed ends a case of a cell whose base component refused before
+// it ran (f): a case whose scenario asserts that part of the base path
+// fails with f's reason and origin; any other is an error that names f.
+// Never a pass.
+func (r *caseRun) baseFailed(ctx context.Context, t *testing.T, f *BaseFailure) {
+	t.Helper()
+	r.step("the cell's base components refuse nothing", r.start, f)
+	if r.kind == kindCase && baseAsserts(r.c.Scenario, f) {
+		if judged := r.c.Scenario.Expect.Judge(f); judged != nil {
+			r.fail(ctx, t, reports.Fail, judged.Error(), f)
+		}
+	}
+	r.fail(ctx, t, reports.Error, blockedBy(f), nil)
 }
 
 // try runs s with setting under the case's deadline.

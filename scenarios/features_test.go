@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -31,6 +32,9 @@ func (f *fakeDeployer) Switch(_ context.Context, c matrix.Cell) (*deploy.Result,
 	if c.Workload == matrix.Deployment {
 		return nil, errors.New("deployment cells do not deploy in this test")
 	}
+	if c.Discovery == matrix.DNS && c.Workload == matrix.StatefulSet {
+		return nil, fmt.Errorf("cluster %q: %w", "workers", errPlaintextBase)
+	}
 	return &deploy.Result{Cell: c, Namespace: "nvcf", BootstrapCluster: "region-a"}, nil
 }
 func (f *fakeDeployer) Apply(context.Context) (*deploy.Result, error) { return nil, errors.New("fake") }
@@ -49,6 +53,16 @@ var errCleanup = errors.New("pods of pylon variant nvcf/pylon-x still there afte
 func (f *fakeDeployer) DeletePylonVariant(context.Context, string) error { return errCleanup }
 
 var errBaseline = errors.New("region-a has 1 of 2 Stargate replicas ready")
+
+// errPlaintextBase is the base failure of the DNS StatefulSet cell's deploy:
+// its base Pylon dials the TLS ingress in plaintext.
+var errPlaintextBase = &BaseFailure{Reason: reason.PlaintextToTLS, Origin: reason.OriginIngress, Part: basePylonGRPC,
+	Subject: "the base Pylon", Where: "refused at region-a's ingress", Evidence: "region-a's ingress (ingress-0) refused 3 connection(s) with plaintext-to-tls"}
+
+// errTrustBase is the base failure the DNS mixed cell's baseline
+// check finds: its base Pylon refuses the ingress's certificate.
+var errTrustBase = &BaseFailure{Reason: reason.UnknownAuthority, Origin: reason.OriginPylon, Part: basePylonGRPC,
+	Subject: "the base Pylon", Where: "refused by the base Pylon itself", Evidence: "the base Pylon's /status: …"}
 
 var errRefused = reason.Wrap(reason.UnknownAuthority, errors.New("x509: certificate signed by unknown authority"))
 
@@ -71,7 +85,15 @@ func fakeCatalogue() []Scenario {
 		})
 	}
 	fc := FailClosed(reason.UnknownAuthority)
-	return []Scenario{
+	// A scenario whose verdict a broken base Pylon is (baseAsserted).
+	pylonVerified := func(_ context.Context, e *Env, _ Setting) error {
+		if e.Deployed.Cell.Workload == matrix.Mixed {
+			return reason.Wrap(reason.UnknownAuthority, errBaseline)
+		}
+		return nil
+	}
+	out := []Scenario{
+		{ID: "tls/pylon-verified", Layer: LayerTLS, Expect: Pass, AssertsBaseline: true, Try: pylonVerified},
 		{ID: "tls/ok", Layer: LayerTLS, Summary: "the fake works", Expect: Pass, Try: ok},
 		{ID: "tls/broken", Layer: LayerTLS, Expect: Pass, Try: broken},
 		{ID: "tls/refused", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
@@ -88,6 +110,11 @@ func fakeCatalogue() []Scenario {
 				return nil
 			}},
 	}
+	// Every one runs in the DNS cells too (whose bases break).
+	for i := range out {
+		out[i].Requires.Discoveries = bothDiscoveries
+	}
+	return out
 }
 
 // TestFakeSuite runs the fake catalogue through the real features; it is
@@ -103,12 +130,17 @@ func TestFakeSuite(t *testing.T) {
 		Config:   &RunConfig{Artifacts: dir, TimeScale: 1, Parallel: 3, Environment: &clusters.Environment{}},
 		Topology: topo,
 		Cells: []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle},
-			{Workload: matrix.Mixed, Trust: matrix.Bundle}},
+			{Workload: matrix.Mixed, Trust: matrix.Bundle},
+			// Its deploy stops on a base failure; the next one's baseline check finds one.
+			{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Discovery: matrix.DNS}, {Workload: matrix.Mixed, Trust: matrix.Bundle, Discovery: matrix.DNS}},
 		Log:       slog.New(slog.DiscardHandler),
 		deployer:  &fakeDeployer{},
 		catalogue: fakeCatalogue(),
 		// The mixed cell deploys, but something before left it broken.
 		baseline: func(_ context.Context, e *Env) error {
+			if e.Deployed.Cell.Discovery == matrix.DNS {
+				return errTrustBase
+			}
 			if e.Deployed.Cell.Workload == matrix.Mixed {
 				return errBaseline
 			}
@@ -133,8 +165,26 @@ func TestSuiteJudgesCases(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]reports.Outcome{}
 	broken, blockedCases := 0, 0
+	baseFailed := map[string]int{}
 	for _, r := range results {
-		if r.Cell == "workload=mixed,trust=bundle" && strings.HasPrefix(r.Name, "tls/asserts-baseline") {
+		if f, ok := map[string]*BaseFailure{"workload=statefulset,trust=bundle,discovery=dns": errPlaintextBase,
+			"workload=mixed,trust=bundle,discovery=dns": errTrustBase}[r.Cell]; ok {
+			// A broken base Pylon: the case that asserts it fails with its
+			// reason and origin, every other is an error naming it.
+			if r.ID == "tls/pylon-verified" {
+				require.Equal(t, reports.Fail, r.Outcome, r.Message)
+				require.Equal(t, string(f.Reason), r.Observed)
+				require.Contains(t, r.Message, `expected pass, got a failure with reason "`+string(f.Reason)+`"`)
+				require.Contains(t, r.Message, "origin "+string(f.Origin))
+				continue
+			}
+			require.Equal(t, reports.Error, r.Outcome, r.Name)
+			require.Empty(t, r.Observed, "a blocked case claims no reason: %s", r.Name)
+			require.True(t, strings.HasPrefix(r.Message, "blocked by "+f.Short()+", so the case has no verdict"), r.Message)
+			baseFailed[r.Cell]++
+			continue
+		}
+		if r.Cell == "workload=mixed,trust=bundle" && (strings.HasPrefix(r.Name, "tls/asserts-baseline") || r.ID == "tls/pylon-verified") {
 			require.Equal(t, reports.Fail, r.Outcome, "a scenario that asserts the baseline is not blocked by it: %s", r.Message)
 			require.Contains(t, r.Message, "unknown-authority", "its own verdict stands, with its reason")
 			continue
@@ -154,11 +204,15 @@ func TestSuiteJudgesCases(t *testing.T) {
 		}
 		got[r.Name] = r.Outcome
 	}
-	require.Equal(t, 12, broken, "after the first failed deployment, the cell's other cases fail at once")
+	require.Equal(t, 13, broken, "after the first failed deployment, the cell's other cases fail at once")
 	require.Equal(t, 12, blockedCases, "every test of the cell with the broken baseline is blocked")
+	require.Equal(t, map[string]int{"workload=statefulset,trust=bundle,discovery=dns": 13, "workload=mixed,trust=bundle,discovery=dns": 13}, baseFailed,
+		"every other test of a cell whose base Pylon refused is an error naming the refusal")
+	require.Contains(t, errPlaintextBase.Short(), "the base Pylon's plaintext-to-tls refused at region-a's ingress")
 	cell := "[workload=statefulset,trust=bundle]"
 	require.Equal(t, map[string]reports.Outcome{
 		"tls/ok" + cell:                               reports.Pass,
+		"tls/pylon-verified" + cell:                   reports.Pass,
 		"tls/asserts-baseline" + cell:                 reports.Pass,
 		"tls/broken" + cell:                           reports.Fail,
 		"tls/refused" + cell:                          reports.Pass,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/harness/model/topology"
@@ -57,6 +58,17 @@ type World struct {
 	// last case.
 	baselineBad map[matrix.Cell]bool
 	logFile     *os.File
+
+	// baseMu guards deploying and ingressSeen. It is not mu: the deploy's
+	// wait, which Use runs holding mu, reads them.
+	baseMu sync.Mutex
+	// deploying is the cell Use deploys now.
+	deploying matrix.Cell
+	// ingressSeen holds, per cell, the ingress pods' counts when a base
+	// watch first read them (baseWatch.ingress): every watch of the cell
+	// counts the refusals made since, so a Pylon that retries seldom is
+	// still seen by the cell's later cases.
+	ingressSeen map[matrix.Cell]map[string]map[string]int
 }
 
 // Connect loads what a RunConfig names and prepares the deployer; it
@@ -116,6 +128,14 @@ func Connect(cfg *RunConfig) (*World, error) {
 		Flavor:     cfg.Flavor,
 		Build:      &w.Build,
 		Defect:     cfg.Defect,
+		// The wait for the base Pylon reads the base components'
+		// refusals, and a typed one ends it (BaseFailure).
+		BaseRefusals: func() deploy.RefusalWatch {
+			w.baseMu.Lock()
+			cell := w.deploying
+			w.baseMu.Unlock()
+			return w.Env(&deploy.Result{Cell: cell, Namespace: manifests.Namespace}, "").newBaseWatch().watch
+		},
 		// The mutual-TLS profile of the tunnel, where the build has it; its
 		// cases are skipped elsewhere (Requirements.Features).
 		ClientTLS: w.Build.Supports(nvcfbuild.TunnelClientCert),
@@ -218,6 +238,9 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 		return nil, fmt.Errorf("%w: cell %s: %w", errCellBroken, cell.Name(), err)
 	}
 	start := time.Now()
+	w.baseMu.Lock()
+	w.deploying = cell
+	w.baseMu.Unlock()
 	w.Progress.Note("deploying cell %s: applying its manifests in every cluster and waiting for the rollouts", cell.Name())
 	r, err := w.deployer.Switch(ctx, cell)
 	if err != nil {
@@ -267,16 +290,23 @@ func (w *World) Env(res *deploy.Result, evidence string) *Env {
 // checkBaseline checks the cell's baseline before a case: it waits for it
 // (a case before may have disturbed it on purpose) unless it was broken
 // before the previous case of the cell too, when one short look decides,
-// so a broken cell blocks its cases at once.
-func (w *World) checkBaseline(ctx context.Context, e *Env) error {
+// so a broken cell blocks its cases at once. For a case that asserts the
+// baseline (short) it only looks for a base failure, shortly, and leaves
+// the rest to the case's own steps and the next case's check.
+func (w *World) checkBaseline(ctx context.Context, e *Env, short bool) error {
 	if w.baseline != nil {
 		return w.baseline(ctx, e)
+	}
+	// Long enough for a base failure to be established again.
+	const shortLook = baseConfirm + 5*time.Second
+	if short {
+		return e.checkBaseline(ctx, shortLook)
 	}
 	cell := e.Deployed.Cell
 	w.mu.Lock()
 	d := waitConverge
 	if w.baselineBad[cell] {
-		d = 5 * time.Second
+		d = shortLook
 	}
 	w.mu.Unlock()
 	err := e.checkBaseline(ctx, d)
@@ -292,4 +322,20 @@ func (w *World) checkBaseline(ctx context.Context, e *Env) error {
 // Scale multiplies a wait deadline by the run's time scale.
 func (w *World) Scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * w.Config.TimeScale)
+}
+
+// ingressFirstSeen is the map of the cell's ingress counts at first sight
+// (World.ingressSeen), which every base watch of the cell shares.
+func (w *World) ingressFirstSeen(cell matrix.Cell) map[string]map[string]int {
+	w.baseMu.Lock()
+	defer w.baseMu.Unlock()
+	if w.ingressSeen == nil {
+		w.ingressSeen = map[matrix.Cell]map[string]map[string]int{}
+	}
+	m := w.ingressSeen[cell]
+	if m == nil {
+		m = map[string]map[string]int{}
+		w.ingressSeen[cell] = m
+	}
+	return m
 }
