@@ -42,8 +42,12 @@ func authorityNoSuchPod() Scenario {
 		ID: "authority/no-such-pod", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD6},
 		Summary: "a registration naming a Stargate pod that does not exist is refused by the router as no-such-pod",
-		Expect:  FailClosed(reason.NoSuchPod).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNaming(aStargateWithNoPod),
+		// NVCF's router knows only ready pods and answers "target stargate
+		// {pod} is not ready" for one that does not exist: accepted only
+		// with the step's proof, from the Kubernetes API before the attempt
+		// and after the refusal, that no such pod exists (absent.go).
+		Expect: FailClosed(reason.NoSuchPod).From(reason.OriginRouter).OrIfAbsent(reason.NotReady), Control: "authority/routes-to-named",
+		Try: registerNamingAbsent(func(*Env, string, Pod) string { return noSuchPod }),
 	}
 }
 
@@ -62,7 +66,13 @@ func authorityDashedIP() Scenario {
 		ID: "authority/dashed-ip", Layer: LayerAuthority, Labels: []string{LabelProbe},
 		Covers:  []Requirement{DoD5, DoD7, Defect4},
 		Summary: "a registration naming a pod by its dashed IP (the SRV defect's identity) is refused",
-		Expect:  FailClosed(reason.InvalidAuthority, reason.NoSuchPod).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNaming(thePodsDashedIP),
+		// The dashed IP fits the identity template, so NVCF's router reads
+		// it as a pod name, knows no ready pod of that name and says
+		// not-ready: accepted only with the proof that no pod (and no
+		// endpoint) has that name, while the pod whose IP it is runs ready
+		// (a router that resolved dashed IPs would route to it, and the
+		// case would fail as accepted).
+		Expect: FailClosed(reason.InvalidAuthority, reason.NoSuchPod).From(reason.OriginRouter).OrIfAbsent(reason.NotReady), Control: "authority/routes-to-named",
+		Try: registerNamingAbsent(thePodsDashedName),
 	}
 }

@@ -109,7 +109,7 @@ func (e *Env) status(ctx context.Context, p Pod, port int) (Doc, error) {
 // /status's inference_servers) holds the inference server id.
 func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]string, error) {
 	if e.Config.byMetrics() {
-		return nil, fmt.Errorf("which Stargate of %s holds %s: a real Stargate names no registrations by id (proof level %s)", region, serverID, ProofNone)
+		return nil, notProven("which Stargate of "+region+" holds "+serverID, fmt.Sprintf("a real Stargate names no registrations by id (proof level %s)", ProofNone))
 	}
 	pods, err := e.StargatePods(ctx, region)
 	if err != nil {

@@ -2,12 +2,15 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/faults"
 )
 
 func activeOn(region, pod string, active map[string]float64, listed ...string) held {
@@ -126,4 +129,18 @@ func TestUnprovableChecksSaySo(t *testing.T) {
 	for _, p := range proofs {
 		require.Regexp(t, `^none: `, p)
 	}
+}
+
+// A claim nothing can prove is no verdict: ErrNotProven, which the run
+// reports as a skip (through the same path as a missing network seam),
+// with its reason in the message; never a pass, never a typed refusal.
+func TestProofNotProvenIsASkip(t *testing.T) {
+	err := fmt.Errorf("step: %w", notProven("which Stargate of region-b holds x", "a real Stargate names no registrations by id"))
+	require.ErrorIs(t, err, ErrNotProven)
+	require.ErrorIs(t, err, faults.ErrNoSeam)
+	require.Contains(t, err.Error(), "NOT PROVEN: which Stargate of region-b holds x: a real Stargate names no registrations by id")
+	require.Empty(t, refusalsIn(err))
+	require.Error(t, Pass.Judge(err))
+	_, err = (&Env{World: &World{Config: &RunConfig{Real: []string{"stargate"}}}}).RegisteredOn(context.Background(), "region-b", "x")
+	require.ErrorIs(t, err, ErrNotProven)
 }

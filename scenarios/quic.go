@@ -78,9 +78,11 @@ func quicUnknownSNI() Scenario {
 		Summary: "the relay refuses an SNI naming no ready Stargate",
 		// The reference relay refuses in the TLS handshake (alert 112, the
 		// peer's); a real router's relay closes the connection after it
-		// with a text of its own (docs/reasons.md).
-		Expect: FailClosed(reason.UnknownSNI).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(withUnknownSNI),
+		// with a text of its own, "target stargate not ready": it knows only
+		// ready pods (docs/reasons.md). That not-ready counts only with the
+		// step's proof that no pod of the SNI's name exists (absent.go).
+		Expect: FailClosed(reason.UnknownSNI).From(reason.OriginPeer, reason.OriginQUICRelay).OrIfAbsent(reason.NotReady), Control: "quic/tunnel-up",
+		Try: tunnelToAbsentPod,
 	}
 }
 

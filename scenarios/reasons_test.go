@@ -117,10 +117,26 @@ func TestReasonChannelRealGRPCStatus(t *testing.T) {
 	require.Contains(t, err.Error(), "some text no list names")
 	require.Error(t, unknown.Judge(err))
 
-	// The real router cannot tell a missing pod from a not-ready one.
+	// The real router cannot tell a missing pod from a not-ready one: its
+	// not-ready counts for a missing pod only with the step's proof that
+	// the pod does not exist.
 	notReady := expectationOf(t, "authority/not-ready")
 	require.NoError(t, notReady.Judge(register(status.Error(codes.Unavailable, "target stargate stargate-not-ready is not ready"))))
-	require.Error(t, expectationOf(t, "authority/no-such-pod").Judge(register(status.Error(codes.Unavailable, "target stargate stargate-9 is not ready"))))
+	for _, id := range []string{"authority/no-such-pod", "authority/dashed-ip"} {
+		exp := expectationOf(t, id)
+		bare := register(status.Error(codes.Unavailable, "target stargate stargate-99 is not ready"))
+		require.ErrorContains(t, exp.Judge(bare), "proved no such thing", id)
+		require.NoError(t, exp.Judge(&provenAbsent{err: bare, region: "region-a", pod: "stargate-99"}), id)
+		// The proof admits not-ready only, and only from the router.
+		other := register(status.Error(codes.Unavailable, "timed out connecting to stargate target"))
+		require.Error(t, exp.Judge(&provenAbsent{err: other, region: "region-a", pod: "stargate-99"}), id)
+		fromStargate := reason.WrapFrom(reason.NotReady, reason.OriginStargate, errors.New("not ready"))
+		require.Error(t, exp.Judge(&provenAbsent{err: fromStargate, region: "region-a", pod: "stargate-99"}), id)
+		// Accepted (no refusal) stays a failure, proof or not.
+		require.Error(t, exp.Judge(nil), id)
+	}
+	// The proof does not widen an expectation without OrIfAbsent.
+	require.Error(t, unknown.Judge(&provenAbsent{err: register(status.Error(codes.Unavailable, "target stargate sg-0 is not ready")), pod: "sg-0"}))
 }
 
 // QUIC close of a real router's relay: code 0 and its own text.
@@ -135,7 +151,9 @@ func TestReasonChannelRealQUICClose(t *testing.T) {
 	require.NoError(t, sni.Judge(closed(0, true, "missing target SNI")))
 	require.Error(t, sni.Judge(closed(0, false, "unknown target SNI")), "our own close is no refusal")
 	require.Error(t, sni.Judge(closed(tunnel.CodeRejected, true, "unknown target SNI")), "under another code it is no real text, nor a typed message")
-	require.Error(t, sni.Judge(closed(0, true, "target stargate not ready")))
+	require.Error(t, sni.Judge(closed(0, true, "target stargate not ready")), "not-ready without the proof the SNI names no pod")
+	require.NoError(t, sni.Judge(&provenAbsent{err: closed(0, true, "target stargate not ready"), pod: "stargate-99"}))
+	require.Error(t, sni.Judge(&provenAbsent{err: closed(0, true, "router shutdown"), pod: "stargate-99"}))
 	require.Error(t, sni.Judge(closed(0, true, "unknown SNI")))
 	notReady := expectationOf(t, "quic/not-ready")
 	require.NoError(t, notReady.Judge(closed(0, true, "target stargate not ready")))

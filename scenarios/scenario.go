@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -146,6 +147,10 @@ func (s Scenario) HasLabel(l string) bool { return slices.Contains(s.Labels, l) 
 type Expectation struct {
 	reasons []reason.Reason
 	origins []reason.Origin
+	// ifAbsent are reasons accepted, from the same origins, only when the
+	// step proved that the pod the refused target names does not exist
+	// (a *provenAbsent in the observed error; OrIfAbsent).
+	ifAbsent []reason.Reason
 }
 
 // Pass expects the thing to work end to end.
@@ -165,6 +170,20 @@ func (e Expectation) From(origins ...reason.Origin) Expectation {
 	return e
 }
 
+// OrIfAbsent also accepts reasons, from the same origins, for a target
+// the step proved names no pod: no Pod of that name in the region's
+// namespace and no endpoint of the Stargate Service's EndpointSlices, before
+// the attempt and after its refusal (provingAbsent). A component that
+// knows only ready pods (NVCF's backend router and its QUIC relay) says
+// not-ready for a pod that does not exist: still fail-closed, from the
+// expected origin, but it proves the refusal's cause only when the pod
+// provably is not there. Without that proof, or for a pod that exists,
+// such a refusal fails the case.
+func (e Expectation) OrIfAbsent(reasons ...reason.Reason) Expectation {
+	e.ifAbsent = slices.Clone(reasons)
+	return e
+}
+
 // IsPass reports whether e is Pass.
 func (e Expectation) IsPass() bool { return len(e.reasons) == 0 }
 
@@ -174,7 +193,8 @@ func (e Expectation) Reasons() []reason.Reason { return slices.Clone(e.reasons) 
 // Origins are the accepted origins (none: any).
 func (e Expectation) Origins() []reason.Origin { return slices.Clone(e.origins) }
 
-// String renders "pass" or "fail-closed(r1|r2 from o1|o2)".
+// String renders "pass" or "fail-closed(r1|r2 from o1|o2)", with
+// "; r3 if the pod is absent" for OrIfAbsent.
 func (e Expectation) String() string {
 	if e.IsPass() {
 		return "pass"
@@ -190,6 +210,13 @@ func (e Expectation) String() string {
 			os[i] = string(o)
 		}
 		s += " from " + strings.Join(os, "|")
+	}
+	if len(e.ifAbsent) > 0 {
+		rs := make([]string, len(e.ifAbsent))
+		for i, r := range e.ifAbsent {
+			rs[i] = string(r)
+		}
+		s += "; " + strings.Join(rs, "|") + " if the pod is absent"
 	}
 	return "fail-closed(" + s + ")"
 }
@@ -215,8 +242,14 @@ func (e Expectation) Judge(observed error) error {
 	if len(refusals) == 0 {
 		return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, reason.Unknown, observed)
 	}
+	var absent *provenAbsent
 	for _, r := range refusals {
-		if !slices.Contains(e.reasons, r.Reason) {
+		switch {
+		case slices.Contains(e.reasons, r.Reason):
+		case slices.Contains(e.ifAbsent, r.Reason) && errors.As(observed, &absent):
+		case slices.Contains(e.ifAbsent, r.Reason):
+			return fmt.Errorf("expected %s, got %q, which counts only for a target proven to name no pod, and the step proved no such thing: %w", e, r.Reason, observed)
+		default:
 			return fmt.Errorf("expected %s, got a refusal for another reason, %q: %w", e, r.Reason, observed)
 		}
 		if len(e.origins) > 0 && !slices.Contains(e.origins, r.Origin) {

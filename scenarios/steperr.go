@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -87,3 +88,27 @@ func observedReason(observed error) string {
 	}
 	return string(reason.Of(observed))
 }
+
+// ErrNotProven is what a case observes when nothing the system under test
+// exposes can prove a claim it needs (a real Stargate names no
+// registrations by id, say): no verdict on the system under test, and never
+// a pass. The case is reported as skipped, "NOT PROVEN", with the reason.
+var ErrNotProven = errors.New("NOT PROVEN")
+
+// notProvenError says which claim could not be proven, and why.
+type notProvenError struct{ claim, why string }
+
+func (e *notProvenError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", ErrNotProven, e.claim, e.why)
+}
+
+// Is makes a notProvenError ErrNotProven, and, for the run's skip path
+// (caseRun.skipWithoutSeam, which knows faults.ErrNoSeam only), also
+// faults.ErrNoSeam: both say "no verdict here", and the skip's message is
+// this error's own text.
+func (e *notProvenError) Is(target error) bool {
+	return target == ErrNotProven || target == faults.ErrNoSeam
+}
+
+// notProven reports claim as unprovable, for why.
+func notProven(claim, why string) error { return &notProvenError{claim: claim, why: why} }

@@ -48,6 +48,30 @@ func registerNaming(bad func(e *Env, region string, p Pod) string) Try {
 	}
 }
 
+// registerNamingAbsent is registerNaming with the :authority naming, under
+// the bootstrap region's identity template, the pod name pod gives (given
+// the region's first ready replica), which must name no pod: proven before
+// the attempt and after its refusal (provingAbsent). With the control's
+// configuration it names that replica.
+func registerNamingAbsent(pod func(e *Env, region string, p Pod) string) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		region := e.Bootstrap()
+		p, err := firstPod(ctx, e, region)
+		if err != nil {
+			return err
+		}
+		t := e.ingressNaming(region, p.Name)
+		if s != Faulty {
+			return registerThrough(ctx, e, t, region+"/"+p.Name)
+		}
+		name := pod(e, region, p)
+		t.Authority = e.Identity(region, name)
+		return e.provingAbsent(ctx, region, name, func(ctx context.Context) error {
+			return registerThrough(ctx, e, t, region+"/"+p.Name)
+		})
+	}
+}
+
 // registerNamingNotReady registers a rogue inference server through the
 // bootstrap region's ingress while a real Stargate pod of that region runs
 // not ready beside the ready ones (WithNotReadyStargate); the :authority
@@ -99,10 +123,12 @@ func aStargateElsewhere(e *Env, region string, p Pod) string {
 	return p.Name + ".sg.elsewhere." + e.Topology.Domain
 }
 
-func aStargateWithNoPod(e *Env, region string, _ Pod) string {
-	return e.Identity(region, "stargate-99")
-}
+// noSuchPod names a Stargate pod that no workload of the harness creates
+// (a StatefulSet ordinal beyond every topology's replicas).
+const noSuchPod = "stargate-99"
 
-func thePodsDashedIP(e *Env, region string, p Pod) string {
-	return e.Identity(region, strings.ReplaceAll(p.IP, ".", "-"))
+// thePodsDashedName is the pod's IP with dashes for dots, the name the
+// SRV defect gives a Deployment pod.
+func thePodsDashedName(_ *Env, _ string, p Pod) string {
+	return strings.ReplaceAll(p.IP, ".", "-")
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/discovery"
@@ -262,8 +264,13 @@ func srvAnswersByWorkloadKind(ctx context.Context, e *Env, region string) error 
 
 // stargatesDiscoverByDNS requires every ready Stargate of region whose
 // /status names its discovery mode to name DNS, so a Stargate that fell
-// back to EndpointSlices cannot pass the DNS cells.
+// back to EndpointSlices cannot pass the DNS cells. A real Stargate serves
+// no /status and reports no mode; its mode follows from its arguments
+// (stargatesConfiguredForSRV).
 func stargatesDiscoverByDNS(ctx context.Context, e *Env, region string) error {
+	if e.Config.byMetrics() {
+		return stargatesConfiguredForSRV(ctx, e, region)
+	}
 	pods, err := e.StargatePods(ctx, region)
 	if err != nil {
 		return err
@@ -279,6 +286,64 @@ func stargatesDiscoverByDNS(ctx context.Context, e *Env, region string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// stargatesConfiguredForSRV requires every ready Stargate pod of region to
+// run with the arguments under which NVCF's Stargate discovers its peers by
+// the headless Service's SRV records and names each by the record's target
+// label: --stargate-discovery-dns-name with a name, --pod-name and
+// --pod-namespace, and no --disable-dns-discovery (without the pod flags it
+// looks up addresses instead; with the disable flag it knows only itself;
+// it has no EndpointSlice discovery to fall back to:
+// crates/stargate/src/main/startup.rs). Read from the pods' specs through
+// the Kubernetes API, since a real Stargate reports no mode; recorded as
+// proof level none, with the arguments in discovery-<region>.txt.
+func stargatesConfiguredForSRV(ctx context.Context, e *Env, region string) error {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return err
+	}
+	pods, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return err
+	}
+	var ev strings.Builder
+	for _, p := range pods {
+		kp, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var args []string
+		for _, c := range kp.Spec.Containers {
+			if c.Name == manifests.StargateName {
+				args = c.Args
+			}
+		}
+		var dnsName string
+		pod, ns, disabled := false, false, false
+		for _, a := range args {
+			switch {
+			case strings.HasPrefix(a, "--stargate-discovery-dns-name="):
+				dnsName = strings.TrimPrefix(a, "--stargate-discovery-dns-name=")
+			case strings.HasPrefix(a, "--pod-name="):
+				pod = true
+			case strings.HasPrefix(a, "--pod-namespace="):
+				ns = true
+			case a == "--disable-dns-discovery" || strings.HasPrefix(a, "--disable-dns-discovery="):
+				disabled = true
+			}
+		}
+		fmt.Fprintf(&ev, "%s: --stargate-discovery-dns-name=%q --pod-name set=%t --pod-namespace set=%t --disable-dns-discovery=%t\n", p.Name, dnsName, pod, ns, disabled)
+		if dnsName == "" || !pod || !ns || disabled {
+			_ = e.noteEvidence("discovery-"+region+".txt", ev.String())
+			return fmt.Errorf("Stargate %s/%s does not run SRV discovery by its arguments (%v), in a DNS discovery cell", region, p.Name, args)
+		}
+	}
+	if err := e.noteEvidence("discovery-"+region+".txt", ev.String()); err != nil {
+		return err
+	}
+	e.noteProof("the Stargates of "+region+" discover by DNS SRV: read from their pods' arguments, since a real Stargate reports no discovery mode", ProofNone)
 	return nil
 }
 

@@ -2,12 +2,17 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/fixtures/status"
 )
 
 // partitionRemote partitions the workers from the remote region the
@@ -27,9 +32,12 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	if err != nil {
 		return err
 	}
-	before, err := e.RegisteredOn(ctx, remote, id)
+	before, err := e.basePylonOn(ctx, remote, id, "before the partition")
 	if err != nil {
 		return err
+	}
+	if len(before) == 0 {
+		return fmt.Errorf("before the partition no Stargate of %s holds %s", remote, id)
 	}
 	d, err := partitionLength(ctx, e, remote)
 	if err != nil {
@@ -53,7 +61,7 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	if err := registrationDrops(ctx, e, h, remote, id, len(before)); err != nil {
 		return err
 	}
-	onBoot, err := e.RegisteredOn(ctx, boot, id)
+	onBoot, err := e.basePylonOn(ctx, boot, id, "once the drop showed")
 	if err != nil {
 		return err
 	}
@@ -66,8 +74,13 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	if err := h.Stop(ctx); err != nil {
 		return stepFailed("heal the partition", err)
 	}
+	var unprovable error
 	if err := e.Eventually(ctx, "the registration to return to "+remote+" after healing", waitConverge, func(ctx context.Context) error {
-		on, err := e.RegisteredOn(ctx, remote, id)
+		on, err := e.basePylonOn(ctx, remote, id, "")
+		if errors.Is(err, ErrNotProven) {
+			unprovable = err
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -78,7 +91,73 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 	}); err != nil {
 		return err
 	}
+	if unprovable != nil {
+		return unprovable
+	}
+	if _, err := e.basePylonOn(ctx, remote, id, "after healing"); err != nil {
+		return err
+	}
 	return e.pylonHealthyWith(ctx, []string{boot, remote}, waitConverge)
+}
+
+// basePylonOn names the ready Stargate pods of region that hold the base
+// Pylon's registration id: from their /status (RegisteredOn), or, on a real
+// Stargate, which names no registrations by id, from the echo model's
+// stargate_active_inference_servers gauge of each replica. Only Pylons
+// announce echo (the harness's rogue registrations announce models of
+// their own), so the gauge stands for the base Pylon's registration with
+// its tunnel up when the base Pylon is provably the only one: no Pylon
+// variant's pod (live or terminating) in the workers cluster, and no
+// replica counting more than one active echo server. When that does not
+// hold the claim is NOT PROVEN (ErrNotProven: the case is skipped with the
+// reason), never guessed. What the gauge reads is "active" (registered,
+// tunnel up, health checks passing), the nearest a real Stargate shows to
+// "holds the registration"; each reading is recorded as a metrics proof.
+func (e *Env) basePylonOn(ctx context.Context, region, id, when string) ([]string, error) {
+	if !e.Config.byMetrics() {
+		on, err := e.RegisteredOn(ctx, region, id)
+		if err == nil && when != "" {
+			e.noteProof(fmt.Sprintf("%s: the Stargates of %s holding %s: %v", when, region, id, on), ProofStatus)
+		}
+		return on, err
+	}
+	claim := "which Stargate of " + region + " holds the base Pylon's " + id
+	cs, err := e.Kube(e.Workers())
+	if err != nil {
+		return nil, err
+	}
+	others, err := cs.CoreV1().Pods(e.Deployed.Namespace).List(ctx, metav1.ListOptions{LabelSelector: manifests.VariantLabel})
+	if err != nil {
+		return nil, err
+	}
+	if n := len(others.Items); n > 0 {
+		return nil, notProven(claim, fmt.Sprintf("a real Stargate counts active servers by model only, and %d Pylon variant pod(s) in %s (%s first) may announce model %s too",
+			n, e.Workers(), others.Items[0].Name, echoModel))
+	}
+	pods, err := e.StargatePods(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	var on, read []string
+	for _, p := range pods {
+		h, err := e.readActive(ctx, region, p)
+		if err != nil {
+			return nil, err
+		}
+		n := h.Active[echoModel]
+		read = append(read, fmt.Sprintf("%s=%g", p.Name, n))
+		switch {
+		case n > 1:
+			return nil, notProven(claim, fmt.Sprintf("replica %s/%s counts %g active servers of model %s, so the base Pylon's own cannot be told apart", region, p.Name, n, echoModel))
+		case n == 1:
+			on = append(on, p.Name)
+		}
+	}
+	if when != "" {
+		e.noteProof(fmt.Sprintf("%s: the Stargates of %s holding %s: %s{model=%q} %s, no Pylon variant pod",
+			when, region, id, status.MetricActiveInferenceServers, echoModel, strings.Join(read, " ")), ProofMetrics)
+	}
+	return on, nil
 }
 
 // registrationDrops watches, while the partition h lasts, for the remote
@@ -95,7 +174,10 @@ func registrationDrops(ctx context.Context, e *Env, h *faults.Handle, remote, id
 			return ctx.Err()
 		case <-tick.C:
 		}
-		on, err := e.RegisteredOn(ctx, remote, id)
+		on, err := e.basePylonOn(ctx, remote, id, "")
+		if errors.Is(err, ErrNotProven) {
+			return err
+		}
 		if err != nil {
 			continue
 		}

@@ -126,9 +126,20 @@ func withUnregisteredID(_ *Env, t *probe.QUICTarget) error {
 	return nil
 }
 
-func withUnknownSNI(e *Env, t *probe.QUICTarget) error {
-	t.TLS.ServerName = e.Identity(e.Bootstrap(), "stargate-99")
-	return nil
+// tunnelToAbsentPod is tunnelCase with the tunnel's SNI naming a Stargate
+// pod of the bootstrap region that does not exist (noSuchPod), proven
+// absent before the attempt and after its refusal (provingAbsent); with the
+// control's configuration, the registration's own replica.
+func tunnelToAbsentPod(ctx context.Context, e *Env, s Setting) error {
+	if s == AsControl {
+		return tunnelCase(ctx, e, nil)
+	}
+	return e.provingAbsent(ctx, e.Bootstrap(), noSuchPod, func(ctx context.Context) error {
+		return tunnelCase(ctx, e, func(e *Env, t *probe.QUICTarget) error {
+			t.TLS.ServerName = e.Identity(e.Bootstrap(), noSuchPod)
+			return nil
+		})
+	})
 }
 
 // tunnelToNotReady is tunnelCase while a real Stargate pod of the

@@ -6,9 +6,13 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
 	"github.com/nvcf/conformance/harness/probe"
@@ -84,9 +88,120 @@ func loneStargateWatchingRemote(variant string, bad func(string) string) Try {
 			u = bad(u)
 		}
 		return e.WithStargate(ctx, e.Bootstrap(), variant, []string{u}, func(ctx context.Context, pod string) error {
+			if e.Config.byMetrics() {
+				return e.remoteWatchHandedOut(ctx, e.Bootstrap(), pod, remote, u)
+			}
 			return e.StargateOutcome(ctx, e.Bootstrap(), pod, e.Topology.GRPCHost(remote))
 		})
 	}
+}
+
+// remoteWatchHandedOut is StargateOutcome for a Stargate without /status:
+// NVCF's. It has no remote-watch client of its own; it republishes each
+// --remote-stargate-url, trimmed and otherwise as given, in the
+// watch_stargate_urls of its WatchStargates answers, and the Pylons
+// watching it dial them (NVCF's Pylon dials a scheme-less one as
+// http://: defect 5). So nothing of it ever reaches the remote region's
+// ingress, and what it does with the URL shows on its own WatchStargates
+// answer, asked on the pod (plaintext, its own gRPC port, no :authority
+// naming a peer, so it answers itself). Refused: the container ended (its
+// termination message, typed on the reference, else unknown and quoted).
+// Watched: it hands out an explicit https:// URL of the remote region's
+// gRPC host, and that URL, watched over TLS verified against the run's
+// root as a Pylon would, yields only that region's Stargates. Anything
+// else it hands out for the remote host (scheme-less, http://) is an
+// acceptance of the bad URL: the case fails as "accepted", with the
+// answer in the evidence (remote-watch.txt), never as a timeout.
+func (e *Env) remoteWatchHandedOut(ctx context.Context, region, pod, remote, given string) error {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return err
+	}
+	host := e.Topology.GRPCHost(remote)
+	var decided error
+	var resp *stargatepb.WatchStargatesResponse
+	var ev strings.Builder
+	fmt.Fprintf(&ev, "Stargate %s/%s, given --remote-stargate-url=%s\n", region, pod, given)
+	err = e.Eventually(ctx, "Stargate "+pod+" to hand out its remote watch URL or refuse", waitConverge, func(ctx context.Context) error {
+		p, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			if t := st.State.Terminated; t != nil {
+				decided = terminated(t, fmt.Sprintf("Stargate %s exited with code %d", pod, t.ExitCode))
+				return nil
+			}
+		}
+		if p.Status.PodIP == "" {
+			return fmt.Errorf("pod %s has no IP yet (phase %s)", pod, p.Status.Phase)
+		}
+		t := probe.GRPCTarget{Addr: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(manifests.GRPCPort)), TLS: probe.TLS{Plaintext: true}}
+		r, err := e.Probe.WatchUntil(ctx, t, func(r *stargatepb.WatchStargatesResponse) bool { return len(r.GetWatchStargateUrls()) > 0 })
+		if err != nil {
+			return fmt.Errorf("Stargate %s neither refused nor answered WatchStargates with a watch URL: %w", pod, err)
+		}
+		resp = r
+		fmt.Fprintf(&ev, "WatchStargates on %s: watch_stargate_urls=%q stargates=%v\n", t.Addr, r.GetWatchStargateUrls(), advertisedHosts(r))
+		return nil
+	})
+	if err != nil {
+		_ = e.noteEvidence("remote-watch.txt", ev.String())
+		return reason.Wrap(reason.Timeout, err)
+	}
+	if decided != nil {
+		fmt.Fprintf(&ev, "refused: %v\n", decided)
+		_ = e.noteEvidence("remote-watch.txt", ev.String())
+		return decided
+	}
+	var handed []string
+	for _, u := range resp.GetWatchStargateUrls() {
+		if hostOf(u) == host {
+			handed = append(handed, u)
+		}
+	}
+	verdict := e.watchedOverTLS(ctx, remote, handed)
+	fmt.Fprintf(&ev, "verdict: %v\n", verdict)
+	_ = e.noteEvidence("remote-watch.txt", ev.String())
+	return verdict
+}
+
+// watchedOverTLS checks the watch URLs a Stargate hands out for remote's
+// gRPC host: each must be an explicit https:// URL that, watched over TLS
+// verified against the run's root, yields only remote's Stargates. A URL
+// that is not https:// is an acceptance (accepted): the Stargate took it
+// and passes it on to every Pylon.
+func (e *Env) watchedOverTLS(ctx context.Context, remote string, handed []string) error {
+	if len(handed) == 0 {
+		return fmt.Errorf("the Stargate hands out no watch URL for %s", e.Topology.GRPCHost(remote))
+	}
+	suffix := e.Identity(remote, "")
+	for _, u := range handed {
+		if !strings.HasPrefix(u, "https://") {
+			return accepted(fmt.Errorf("the Stargate started without refusing and hands out the remote watch URL %q to every watcher (WatchStargates watch_stargate_urls); a Pylon dials a URL that is not explicit https:// in plaintext (defect 5)", u))
+		}
+		pu, err := url.Parse(u)
+		if err != nil {
+			return err
+		}
+		if _, _, err := net.SplitHostPort(pu.Host); err != nil {
+			return fmt.Errorf("watch URL %q has no port: %w", u, err)
+		}
+		r, err := e.Probe.Watch(ctx, probe.GRPCTarget{Addr: pu.Host, TLS: e.Trusted(pu.Hostname())})
+		if err != nil {
+			return fmt.Errorf("watching the handed-out URL %s over TLS: %w", u, err)
+		}
+		hosts := advertisedHosts(r)
+		if len(hosts) == 0 {
+			return fmt.Errorf("watching %s yielded no Stargate", u)
+		}
+		for _, h := range hosts {
+			if !strings.HasSuffix(h, suffix) {
+				return fmt.Errorf("watching %s yielded %q, not an identity of region %s", u, h, remote)
+			}
+		}
+	}
+	return nil
 }
 
 // The bad remote watch URLs of loneStargateWatchingRemote.

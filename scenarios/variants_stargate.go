@@ -216,10 +216,17 @@ func notReadyPod(tmpl *corev1.PodTemplateSpec, ns string) *corev1.Pod {
 // ready: the region's Stargate pod template (containers, arguments, status
 // shim) under the template's own labels, so the Stargate Service selects
 // it and its EndpointSlice lists it, with a readiness probe that can never
-// pass. Once the pod runs, answers /status and the EndpointSlice lists it
-// with ready=false (what the router reads), fn runs with it; afterwards the
-// pod must still be running and not ready, and it is deleted whatever fn
-// returned. Any of these steps failing makes the case an Error.
+// pass (an exec of a path no image has: the reference image and a real
+// one alike, and what a real cluster sees of a Stargate that never turns
+// ready). "Running and not ready" is proven from Kubernetes alone: the
+// pod's phase, container states and Ready condition, and the Stargate
+// Service's EndpointSlice listing it with ready=false (what the router
+// reads); the Stargate itself need only answer the run's server-side
+// source (/status on the reference, /metrics and ListModels on a real
+// one, askStargate), so that the sweeps can ask it too. Once all that
+// holds, fn runs with it; afterwards the pod must still be running and not
+// ready, and it is deleted whatever fn returned. Any of these steps
+// failing makes the case an Error.
 func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(ctx context.Context, p Pod) error) error {
 	tmpl, err := e.stargateTemplate(ctx, region)
 	if err != nil {
@@ -227,7 +234,7 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 	}
 	return e.withPod(ctx, region, notReadyPod(tmpl, e.Deployed.Namespace), "not-ready Stargate", func(ctx context.Context) error {
 		var p Pod
-		if err := e.Eventually(ctx, "Stargate "+notReadyName+" running, serving /status and listed not ready", waitConverge, func(ctx context.Context) (err error) {
+		if err := e.Eventually(ctx, "Stargate "+notReadyName+" running, answering the server-side checks and listed not ready", waitConverge, func(ctx context.Context) (err error) {
 			p, err = e.notReady(ctx, region)
 			return err
 		}); err != nil {
@@ -246,9 +253,10 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 }
 
 // notReady checks that the not-ready Stargate of region runs (no container
-// restarted or ended), is not ready, answers /status with the fields the
-// server-side checks read, and is listed by the Stargate Service's
-// EndpointSlices with ready=false.
+// restarted or ended), is not ready, answers what the server-side checks
+// read (askStargate: /status, or /metrics and ListModels for a real
+// Stargate, which serves no /status), and is listed by the Stargate
+// Service's EndpointSlices with ready=false.
 func (e *Env) notReady(ctx context.Context, region string) (Pod, error) {
 	cs, err := e.Kube(region)
 	if err != nil {
@@ -268,11 +276,7 @@ func (e *Env) notReady(ctx context.Context, region string) (Pod, error) {
 			return p, fmt.Errorf("pod %s: a container is not running or restarted: %s", p.Name, containerStates(*kp))
 		}
 	}
-	doc, err := e.StargateStatus(ctx, p)
-	if err != nil {
-		return p, err
-	}
-	if _, err := readHeld(region, p, doc); err != nil {
+	if _, err := e.askStargate(ctx, region, p); err != nil {
 		return p, err
 	}
 	list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + manifests.HeadlessService})
