@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
 )
 
@@ -102,13 +101,8 @@ func (e *notProvenError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", ErrNotProven, e.claim, e.why)
 }
 
-// Is makes a notProvenError ErrNotProven, and, for the run's skip path
-// (caseRun.skipWithoutSeam, which knows faults.ErrNoSeam only), also
-// faults.ErrNoSeam: both say "no verdict here", and the skip's message is
-// this error's own text.
-func (e *notProvenError) Is(target error) bool {
-	return target == ErrNotProven || target == faults.ErrNoSeam
-}
+// Is makes a notProvenError ErrNotProven.
+func (e *notProvenError) Is(target error) bool { return target == ErrNotProven }
 
 // notProven reports claim as unprovable, for why.
 func notProven(claim, why string) error { return &notProvenError{claim: claim, why: why} }
