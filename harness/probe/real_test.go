@@ -26,7 +26,7 @@ import (
 // NVCF_REAL_BIN_DIR to a directory holding stargate and pylon built from
 // NVIDIA/nvcf (src/libraries/rust/stargate), e.g.
 //
-//	NVCF_REAL_BIN_DIR=/work/nvcf-bin go test -run Real ./harness/probe/
+//	NVCF_REAL_BIN_DIR=DIR go test -run Real ./harness/probe/
 //
 // Every process these tests start listens on 127.0.0.1 (a real Stargate
 // binds its metrics port on every address: it takes only a port) and is
