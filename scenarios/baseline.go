@@ -22,20 +22,27 @@ import (
 // something before it. While it is broken, what the base components
 // report is read too (baseWatch): a refusal established there ends the
 // wait at once, as a *BaseFailure.
-func (e *Env) checkBaseline(ctx context.Context, d time.Duration) error {
+//
+// With early, a base component's refusal that holds (baseWatch) ends the
+// wait at once as a *BaseFailure. Without it (the deployment's baseline
+// held before, so an earlier case's fault may still be healing) the wait
+// runs its course, and only a baseline still broken at its end is blamed
+// on the refusal seen last.
+func (e *Env) checkBaseline(ctx context.Context, d time.Duration, early bool) error {
 	w := e.newBaseWatch()
 	var typed *BaseFailure
 	err := e.Eventually(ctx, "the cell's baseline (every Stargate ready, the base Pylon registered and tunnelled everywhere)", d, func(ctx context.Context) error {
 		err := e.baselineBroken(ctx)
 		if err == nil {
+			typed = nil
 			return nil
 		}
-		if typed = w.lookEvery(ctx); typed != nil {
+		if typed = w.lookEvery(ctx); typed != nil && early {
 			return nil
 		}
 		return err
 	})
-	if typed != nil {
+	if typed != nil && (early || err != nil) {
 		return typed
 	}
 	return err

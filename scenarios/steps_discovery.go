@@ -182,7 +182,7 @@ func podReplacement(ctx context.Context, e *Env, _ Setting) error {
 	// registered, no server of it routable): the
 	// replacement has settled once every replica, asked on the server side,
 	// holds both again.
-	return e.checkBaseline(ctx, waitConverge)
+	return e.checkBaseline(ctx, waitConverge, false)
 }
 
 // replacement names the pod that replaced victim: the new name (Deployment)

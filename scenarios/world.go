@@ -57,6 +57,10 @@ type World struct {
 	// baselineBad remembers cells whose baseline was broken before their
 	// last case.
 	baselineBad map[matrix.Cell]bool
+	// baselineMet says the current deployment's baseline held once: a
+	// broken one later is a recovery from an earlier case's fault, waited
+	// for in full, not a base component's refusal judged at once.
+	baselineMet bool
 	logFile     *os.File
 
 	// baseMu guards deploying and ingressSeen. It is not mu: the deploy's
@@ -253,7 +257,7 @@ func (w *World) Use(ctx context.Context, cell matrix.Cell) (*deploy.Result, erro
 	}
 	w.Log.Info("cell deployed", "cell", cell.Name(), "took", time.Since(start).Round(time.Millisecond))
 	w.Progress.Note("cell %s deployed in %s", cell.Name(), time.Since(start).Round(100*time.Millisecond))
-	w.current = r
+	w.current, w.baselineMet = r, false
 	return r, nil
 }
 
@@ -299,23 +303,21 @@ func (w *World) checkBaseline(ctx context.Context, e *Env, short bool) error {
 	}
 	// Long enough for a base failure to be established again.
 	const shortLook = baseConfirm + 5*time.Second
-	if short {
-		return e.checkBaseline(ctx, shortLook)
-	}
 	cell := e.Deployed.Cell
 	w.mu.Lock()
-	d := waitConverge
-	if w.baselineBad[cell] {
+	d, early := waitConverge, !w.baselineMet
+	if w.baselineBad[cell] || short {
 		d = shortLook
 	}
 	w.mu.Unlock()
-	err := e.checkBaseline(ctx, d)
+	err := e.checkBaseline(ctx, d, early)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.baselineBad == nil {
 		w.baselineBad = map[matrix.Cell]bool{}
 	}
 	w.baselineBad[cell] = err != nil
+	w.baselineMet = w.baselineMet || err == nil
 	return err
 }
 
