@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
@@ -123,20 +121,12 @@ func (e *Env) remoteWatchHandedOut(ctx context.Context, region, pod, remote, giv
 	var ev strings.Builder
 	fmt.Fprintf(&ev, "Stargate %s/%s, given --remote-stargate-url=%s\n", region, pod, given)
 	err = e.Eventually(ctx, "Stargate "+pod+" to hand out its remote watch URL or refuse", waitConverge, func(ctx context.Context) error {
-		p, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, pod, metav1.GetOptions{})
-		if err != nil {
+		ip, exited, err := e.stargateVariantIP(ctx, cs, pod)
+		if err != nil || exited != nil {
+			decided = exited
 			return err
 		}
-		for _, st := range p.Status.ContainerStatuses {
-			if t := st.State.Terminated; t != nil {
-				decided = terminated(t, fmt.Sprintf("Stargate %s exited with code %d", pod, t.ExitCode))
-				return nil
-			}
-		}
-		if p.Status.PodIP == "" {
-			return fmt.Errorf("pod %s has no IP yet (phase %s)", pod, p.Status.Phase)
-		}
-		t := probe.GRPCTarget{Addr: net.JoinHostPort(p.Status.PodIP, strconv.Itoa(manifests.GRPCPort)), TLS: probe.TLS{Plaintext: true}}
+		t := probe.GRPCTarget{Addr: net.JoinHostPort(ip, strconv.Itoa(manifests.GRPCPort)), TLS: probe.TLS{Plaintext: true}}
 		r, err := e.Probe.WatchUntil(ctx, t, func(r *stargatepb.WatchStargatesResponse) bool { return len(r.GetWatchStargateUrls()) > 0 })
 		if err != nil {
 			return fmt.Errorf("Stargate %s neither refused nor answered WatchStargates with a watch URL: %w", pod, err)

@@ -13,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
@@ -132,20 +133,12 @@ func (e *Env) StargateOutcome(ctx context.Context, region, pod, remoteHost strin
 	}
 	var decided error
 	err = e.Eventually(ctx, "Stargate "+pod+" to watch "+remoteHost+" or refuse", waitConverge, func(ctx context.Context) error {
-		p, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, pod, metav1.GetOptions{})
-		if err != nil {
+		ip, exited, err := e.stargateVariantIP(ctx, cs, pod)
+		if err != nil || exited != nil {
+			decided = exited
 			return err
 		}
-		for _, st := range p.Status.ContainerStatuses {
-			if t := st.State.Terminated; t != nil {
-				decided = terminated(t, fmt.Sprintf("Stargate %s exited with code %d", pod, t.ExitCode))
-				return nil
-			}
-		}
-		if p.Status.PodIP == "" {
-			return fmt.Errorf("pod %s has no IP yet (phase %s)", pod, p.Status.Phase)
-		}
-		doc, err := e.StargateStatus(ctx, Pod{Name: pod, IP: p.Status.PodIP})
+		doc, err := e.StargateStatus(ctx, Pod{Name: pod, IP: ip})
 		if err != nil {
 			return err
 		}
@@ -295,4 +288,23 @@ func (e *Env) notReady(ctx context.Context, region string) (Pod, error) {
 		}
 	}
 	return p, fmt.Errorf("no EndpointSlice of Service %s lists pod %s", manifests.HeadlessService, p.Name)
+}
+
+// stargateVariantIP is the IP of the lone Stargate pod, or, when its
+// container ended (refusing its configuration, say), the typed outcome of
+// that exit; err while the pod has no IP yet.
+func (e *Env) stargateVariantIP(ctx context.Context, cs kubernetes.Interface, pod string) (ip string, exited, err error) {
+	p, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, st := range p.Status.ContainerStatuses {
+		if t := st.State.Terminated; t != nil {
+			return "", terminated(t, fmt.Sprintf("Stargate %s exited with code %d", pod, t.ExitCode)), nil
+		}
+	}
+	if p.Status.PodIP == "" {
+		return "", nil, fmt.Errorf("pod %s has no IP yet (phase %s)", pod, p.Status.Phase)
+	}
+	return p.Status.PodIP, nil, nil
 }
