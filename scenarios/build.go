@@ -11,17 +11,33 @@ import (
 // Build is what the components under test accept (fixtures/nvcfbuild): in
 // the reference flavor, the reference build (everything); in the nvcf
 // flavor, the --help of the binaries in NVCFBinDir when the run names
-// them, else the committed snapshot's list. A case that needs a feature
+// them, else the committed snapshot's list, for the roles --real names
+// (all of them without --real). A case that needs a feature
 // the build lacks is reported as skipped, "unsupported by this build",
 // with the missing flag, and never runs (World.unsupported).
 func (c *RunConfig) Build(ctx context.Context) (nvcfbuild.Build, error) {
 	if c.Flavor != manifests.FlavorNVCF {
 		return nvcfbuild.Reference(), nil
 	}
+	b := nvcfbuild.Snapshot()
 	if c.NVCFBinDir != "" {
-		return nvcfbuild.FromHelp(ctx, c.NVCFBinDir)
+		var err error
+		if b, err = nvcfbuild.FromHelp(ctx, c.NVCFBinDir); err != nil {
+			return b, err
+		}
 	}
-	return nvcfbuild.Snapshot(), nil
+	if len(c.Real) == 0 {
+		return b, nil // the nvcf flavor on images the user names: all of them real
+	}
+	// --real names the real roles; the reference components play the
+	// others and lack nothing.
+	var ref []string
+	for _, r := range nvcfbuild.Roles {
+		if !c.IsReal(r) {
+			ref = append(ref, r)
+		}
+	}
+	return b.PlayedByReference(ref...), nil
 }
 
 // cellFeatures are what a cell needs of the build: the trust

@@ -55,3 +55,19 @@ func TestUnsupportedCasesAreSkippedNamingTheFlag(t *testing.T) {
 	w.Build = fixed
 	require.NoError(t, w.unsupported(override), "a build with the flag runs the cell")
 }
+
+// With --real, only the real roles are held to the build's flags: the
+// reference Pylon beside a real Stargate has the gRPC CA override, while
+// the mutual-TLS profile still needs the real router's flag it lacks.
+func TestBuildHoldsOnlyTheRealRoles(t *testing.T) {
+	c := &RunConfig{Flavor: manifests.FlavorNVCF, Real: []string{"stargate", "router"}}
+	b, err := c.Build(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, b.Check(nvcfbuild.GRPCCAOverride), "the reference Pylon plays pylon")
+	require.ErrorIs(t, b.Check(nvcfbuild.TunnelClientCert), nvcfbuild.ErrUnsupported, "the real router lacks --quic-client-ca")
+
+	c.Real = []string{"pylon"}
+	b, err = c.Build(context.Background())
+	require.NoError(t, err)
+	require.ErrorIs(t, b.Check(nvcfbuild.GRPCCAOverride), nvcfbuild.ErrUnsupported, "the real Pylon lacks it")
+}
