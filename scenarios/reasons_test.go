@@ -45,21 +45,26 @@ func (f *refusingStargate) RegisterInferenceServer(grpc.BidiStreamingServer[star
 	return f.refusal
 }
 
+// registerRefused registers through the probe, for real, against a
+// Stargate that answers with refusal, and returns what the probe saw.
+func registerRefused(t *testing.T, refusal error) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	stargatepb.RegisterStargateControlPlaneServer(srv, &refusingStargate{refusal: refusal})
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+	p := probe.New(probe.Options{Timeout: 5 * time.Second})
+	_, err = p.Register(context.Background(), probe.GRPCTarget{Addr: ln.Addr().String(), Authority: "sg-0.sg.elsewhere.test:50071", TLS: probe.TLS{Plaintext: true}},
+		&stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
+	return err
+}
+
 // gRPC status details: the probe registers for real against a server that
 // refuses; only the router's invalid-authority satisfies authority/unknown.
 func TestReasonChannelGRPCStatusDetails(t *testing.T) {
-	register := func(refusal error) error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		srv := grpc.NewServer()
-		stargatepb.RegisterStargateControlPlaneServer(srv, &refusingStargate{refusal: refusal})
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Stop()
-		p := probe.New(probe.Options{Timeout: 5 * time.Second})
-		_, err = p.Register(context.Background(), probe.GRPCTarget{Addr: ln.Addr().String(), Authority: "sg-0.sg.elsewhere.test:50071", TLS: probe.TLS{Plaintext: true}},
-			&stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
-		return err
-	}
+	register := func(refusal error) error { return registerRefused(t, refusal) }
 	unknown := expectationOf(t, "authority/unknown")
 	require.NoError(t, unknown.Judge(register(reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginRouter, "no match"))))
 	for name, refusal := range map[string]error{
@@ -87,18 +92,7 @@ func TestReasonChannelGRPCStatusDetails(t *testing.T) {
 // only the listed texts, whole and under their code, are typed; any other
 // is unknown, with its text kept for the evidence.
 func TestReasonChannelRealGRPCStatus(t *testing.T) {
-	register := func(refusal error) error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		srv := grpc.NewServer()
-		stargatepb.RegisterStargateControlPlaneServer(srv, &refusingStargate{refusal: refusal})
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Stop()
-		p := probe.New(probe.Options{Timeout: 5 * time.Second})
-		_, err = p.Register(context.Background(), probe.GRPCTarget{Addr: ln.Addr().String(), Authority: "sg-0.sg.elsewhere.test:50071", TLS: probe.TLS{Plaintext: true}},
-			&stargatepb.InferenceServerRegistration{InferenceServerId: "rogue"})
-		return err
-	}
+	register := func(refusal error) error { return registerRefused(t, refusal) }
 	unknown := expectationOf(t, "authority/unknown")
 	require.NoError(t, unknown.Judge(register(status.Error(codes.InvalidArgument,
 		"registration authority sg-0.sg.elsewhere.test does not match advertised stargate hostname template"))))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -93,22 +92,11 @@ func parseImages(s string) (manifests.Images, error) {
 		if !ok || v == "" {
 			return im, fmt.Errorf("--images %q: %q is not component=image", s, kv)
 		}
-		switch k {
-		case "stargate":
-			im.Stargate = v
-		case "router":
-			im.Router = v
-		case "ingress":
-			im.Ingress = v
-		case "pylon":
-			im.Pylon = v
-		case "echo":
-			im.Echo = v
-		case manifests.GatewayName:
-			im.WorkerAuthGateway = v
-		default:
-			return im, errors.New("--images: component " + k + " unknown; want stargate, router, ingress, pylon, echo or " + manifests.GatewayName)
+		f := im.Field(k)
+		if f == nil {
+			return im, fmt.Errorf("--images: component %s unknown; want one of %s", k, strings.Join(manifests.ImageComponents, ", "))
 		}
+		*f = v
 	}
 	return im, nil
 }

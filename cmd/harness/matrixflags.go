@@ -135,7 +135,7 @@ func (f *runFlags) realComponents(o *harnessrun.Options) error {
 	}
 	for _, role := range o.Real {
 		bin := realBinaries[role]
-		img := roleImage(&o.Images, role)
+		img := o.Images.Field(role)
 		if *img == "" {
 			*img = "nvcf/" + bin
 		}
@@ -162,16 +162,4 @@ func (f *runFlags) realComponents(o *harnessrun.Options) error {
 		f.imageMap[repo] = path
 	}
 	return nil
-}
-
-// roleImage is the field of im that holds role's image.
-func roleImage(im *manifests.Images, role string) *string {
-	switch role {
-	case "stargate":
-		return &im.Stargate
-	case "router":
-		return &im.Router
-	default:
-		return &im.Pylon
-	}
 }

@@ -190,9 +190,9 @@ func (o *Options) downHint() string {
 // imagesFlag renders images as `--images` takes them.
 func imagesFlag(im manifests.Images) string {
 	var parts []string
-	for _, c := range []struct{ name, ref string }{{"stargate", im.Stargate}, {"router", im.Router}, {"ingress", im.Ingress}, {"pylon", im.Pylon}, {"echo", im.Echo}} {
-		if c.ref != "" {
-			parts = append(parts, c.name+"="+c.ref)
+	for _, c := range manifests.ImageComponents {
+		if ref := *im.Field(c); ref != "" {
+			parts = append(parts, c+"="+ref)
 		}
 	}
 	return strings.Join(parts, ",")
