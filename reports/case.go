@@ -177,6 +177,32 @@ func LoadCases(artifacts string) ([]CaseResult, error) {
 // NotRun is the Observed reason of a planned case that never reported.
 const NotRun = "not-run"
 
+// Interrupted is the Observed reason of a case the run cut short (Ctrl-C,
+// or a sibling environment's failure stopping the run): whatever it saw
+// after the cut is no conformance verdict.
+const Interrupted = "interrupted"
+
+// CutShort returns results with every failure or error that ended at or
+// after at (the moment the run was cut, for why) turned into an Error
+// with reason Interrupted, its own verdict kept in the message. Passes,
+// skips, not-run cases and cases that ended before the cut keep theirs.
+func CutShort(results []CaseResult, at time.Time, why string) ([]CaseResult, int) {
+	out, cut := slices.Clone(results), 0
+	for i, r := range out {
+		if !r.Outcome.Bad() || r.NotRunYet() || r.Observed == Interrupted || r.Start.Add(r.Duration).Before(at) {
+			continue
+		}
+		was := string(r.Outcome)
+		if r.Observed != "" {
+			was += " (" + r.Observed + ")"
+		}
+		out[i].Outcome, out[i].Observed = Error, Interrupted
+		out[i].Message = fmt.Sprintf("cut short by %s at %s; no verdict (it ended as %s: %s)", why, at.UTC().Format(time.RFC3339), was, r.Message)
+		cut++
+	}
+	return out, cut
+}
+
 // WithNotRun returns results plus, for every planned case that has no
 // result, an Error result saying it never ran, so that an interrupted or
 // crashed run totals the plan, not just what finished. planned carries the

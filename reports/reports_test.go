@@ -79,6 +79,32 @@ func TestSummary(t *testing.T) {
 	require.True(t, Summarize(sample(dir)[:1], nil).OK())
 }
 
+// TestCutShortIsNoVerdict: a failure or error that ended after the cut
+// becomes an interrupted error keeping its own verdict in the message;
+// what ended before the cut, passes and not-run cases keep theirs.
+func TestCutShortIsNoVerdict(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	before, after := at.Add(-time.Minute), at.Add(-time.Second)
+	in := []CaseResult{
+		{Name: "failed-before", Outcome: Fail, Observed: "unknown", Start: before, Duration: 30 * time.Second},
+		{Name: "failed-after", Outcome: Fail, Observed: "unknown", Message: "context canceled", Start: after, Duration: 2 * time.Second},
+		{Name: "error-at", Outcome: Error, Start: after, Duration: time.Second},
+		{Name: "passed-after", Outcome: Pass, Start: after, Duration: 2 * time.Second},
+		{Name: "not-run", Outcome: Error, Observed: NotRun},
+	}
+	out, n := CutShort(in, at, "the interrupt")
+	require.Equal(t, 2, n)
+	require.Equal(t, Fail, out[0].Outcome, "a failure that ended before the cut is a verdict")
+	for _, r := range out[1:3] {
+		require.Equal(t, Error, r.Outcome, r.Name)
+		require.Equal(t, Interrupted, r.Observed, r.Name)
+	}
+	require.Contains(t, out[1].Message, "cut short by the interrupt at 2026-01-02T03:04:05Z; no verdict (it ended as fail (unknown): context canceled)")
+	require.Equal(t, Pass, out[3].Outcome)
+	require.Equal(t, NotRun, out[4].Observed)
+	require.Equal(t, Fail, in[1].Outcome, "the input is left alone")
+}
+
 func TestWithNotRunTotalsThePlan(t *testing.T) {
 	done := []CaseResult{{Name: "a[c]", ID: "a", Layer: "tls", Cell: "c", Kind: "case", Outcome: Pass}}
 	planned := []CaseResult{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,8 +120,10 @@ func TestInterruptedRunTotalsThePlan(t *testing.T) {
 	total := r.res.Summary.Total
 	require.Equal(t, planned, total.Total(), "the summary totals the whole plan")
 	require.Equal(t, 3, total.Pass)
-	require.Equal(t, planned-3, total.NotRun)
-	want := "interrupted after 3 of " + itoa(planned) + " planned cases; " + itoa(planned-3) + " never ran"
+	require.Zero(t, total.Fail, "the case in flight at the interrupt is no failure")
+	require.Equal(t, 1, total.Error, "the case in flight at the interrupt is an error")
+	require.Equal(t, planned-4, total.NotRun)
+	want := "interrupted after 4 of " + itoa(planned) + " planned cases; " + itoa(planned-4) + " never ran"
 	require.ErrorContains(t, r.err, want)
 	md, err := os.ReadFile(filepath.Join(art, "summary.md"))
 	require.NoError(t, err)
@@ -128,12 +131,94 @@ func TestInterruptedRunTotalsThePlan(t *testing.T) {
 	require.Contains(t, out.String(), want)
 	junit, err := os.ReadFile(filepath.Join(art, reports.JUnitFile))
 	require.NoError(t, err)
-	require.Contains(t, string(junit), `<property name="not-run" value="`+itoa(planned-3)+`">`)
-	require.Equal(t, planned-3, strings.Count(string(junit), `type="not-run"`))
+	require.Contains(t, string(junit), `<property name="not-run" value="`+itoa(planned-4)+`">`)
+	require.Equal(t, planned-4, strings.Count(string(junit), `type="not-run"`))
 	require.Contains(t, out.String(), "suite [+", "progress lines reach the terminal")
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// slowSecondProvider brings the first environment up at once and blocks
+// every other one's Up until the run is interrupted, as a slow bring-up.
+type slowSecondProvider struct{ upProvider }
+
+func (slowSecondProvider) Up(ctx context.Context, spec clusters.Spec, _ ...clusters.UpOption) (*clusters.Environment, error) {
+	if spec.Name == "default" {
+		return &clusters.Environment{Name: spec.Name, Kubeconfig: "/nonexistent"}, nil
+	}
+	<-ctx.Done()
+	return nil, fmt.Errorf("bring-up of %s: %w", spec.Name, ctx.Err())
+}
+
+// TestInterruptedTwoEnvironmentRun: Ctrl-C during a run of two
+// environments, once while the second one is still coming up and once
+// while both run cases: the run exits incomplete (2), writes every report
+// totalling the whole plan, and judges none of the cases it cut short as
+// a failure: they are errors with reason interrupted.
+func TestInterruptedTwoEnvironmentRun(t *testing.T) {
+	bin, topo := fakeRun(t)
+	t.Setenv("FAKESUITE_REPORT", "3")
+	t.Setenv("FAKESUITE_BLOCK", "1")
+	for _, tc := range []struct {
+		name     string
+		provider clusters.Provider
+		inFlight int // suites in the middle of a case when interrupted
+	}{
+		{"during the second bring-up", slowSecondProvider{}, 1},
+		{"during cases", upProvider{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			art := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out syncBuffer
+			type ran struct {
+				res *Result
+				err error
+			}
+			done := make(chan ran, 1)
+			go func() {
+				res, err := Run(ctx, Options{Topology: topo, Artifacts: art, Provider: tc.provider, BinDir: bin, Environments: 2,
+					StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out})
+				done <- ran{res, err}
+			}()
+			require.Eventually(t, func() bool { return strings.Count(out.String(), "start 4/") >= tc.inFlight }, 2*time.Minute, 100*time.Millisecond, out.String())
+			cancel()
+			var r ran
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the run did not end after the interrupt")
+			}
+			require.ErrorIs(t, r.err, ErrIncomplete)
+			require.False(t, errors.Is(r.err, ErrFailed), "no verdict: the CLI exits 2")
+			for _, f := range []string{PlanFile, reports.JUnitFile, reports.ReportFile, reports.HTMLFile, "summary.md"} {
+				require.FileExists(t, filepath.Join(art, f))
+			}
+			plan, err := os.ReadFile(filepath.Join(art, PlanFile))
+			require.NoError(t, err)
+			planned := strings.Count(string(plan), "\n")
+			total := r.res.Summary.Total
+			require.Equal(t, planned, total.Total(), "the summary totals the whole plan")
+			require.Zero(t, total.Fail, "no case cut short by the interrupt is a failure")
+			require.Equal(t, 3*tc.inFlight, total.Pass)
+			require.Equal(t, tc.inFlight, total.Error)
+			require.Equal(t, planned-4*tc.inFlight, total.NotRun)
+			var cut int
+			for _, c := range r.res.Report.Cases {
+				if c.Observed == reports.Interrupted {
+					cut++
+					require.Equal(t, reports.Error, c.Outcome, c.Name)
+					require.Contains(t, c.Message, "cut short by the interrupt", c.Name)
+				}
+			}
+			require.Equal(t, tc.inFlight, cut)
+			junit, err := os.ReadFile(filepath.Join(art, reports.JUnitFile))
+			require.NoError(t, err)
+			require.NotContains(t, string(junit), "<failure", "JUnit holds no failure")
+		})
+	}
+}
 
 // TestRerunMarksFlaky: with --reruns 1 a test that failed and then passed
 // in a fresh suite process is reported as flaky (never as passed), keeps

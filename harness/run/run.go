@@ -183,11 +183,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			return res, err
 		}
 	}
-	results, reused, testErr, err := o.runShards(ctx, hb, cfg, shards)
+	results, reused, testErr, runErr := o.runShards(ctx, hb, cfg, shards)
 	res.Reused = reused
-	if err != nil {
-		return res, err
-	}
+	// Every report totals the whole plan, also when an environment never
+	// came up or the run was interrupted before a shard's suite reported.
+	results, _ = reports.WithNotRun(results, planned)
 	res.Report = o.report(start, results, len(shards))
 	res.Report.Detection, err = reports.ReadDetection(o.Artifacts)
 	if err != nil {
@@ -203,9 +203,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	fmt.Fprintf(o.Stdout, "wall time %s; JUnit %s; report %s; summary %s\n", res.Summary.WallTime.Round(time.Second), res.JUnit,
 		filepath.Join(o.Artifacts, reports.HTMLFile), filepath.Join(o.Artifacts, "summary.md"))
 	switch {
+	case runErr != nil && ctx.Err() == nil:
+		return res, runErr
 	case notRun > 0 || ctx.Err() != nil:
 		err := fmt.Errorf("%w: %s (see %s)", ErrIncomplete, res.Summary.Interruption(), suiteLogs(shards))
-		return res, errors.Join(err, ctx.Err(), testErr)
+		return res, errors.Join(err, ctx.Err(), runErr, testErr)
 	case testErr != nil:
 		return res, fmt.Errorf("%w: %w", ErrFailed, testErr)
 	case !res.Summary.OK():

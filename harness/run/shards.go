@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/reports"
@@ -85,6 +86,16 @@ func (o *Options) shards(parts [][]scenarios.Case) []shard {
 func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// When the run is cut (Ctrl-C, or one shard's failure stopping the
+	// others), what the cases in flight saw afterwards is no verdict.
+	var cutMu sync.Mutex
+	var cutAt time.Time
+	stopClock := context.AfterFunc(ctx, func() {
+		cutMu.Lock()
+		defer cutMu.Unlock()
+		cutAt = time.Now()
+	})
+	defer stopClock()
 	type outcome struct {
 		results         []reports.CaseResult
 		reused          bool
@@ -133,6 +144,16 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.Ru
 	for _, out := range outs {
 		results = append(results, out.results...)
 		testErrs, runErrs = append(testErrs, out.testErr), append(runErrs, out.runErr)
+	}
+	cutMu.Lock()
+	at := cutAt
+	cutMu.Unlock()
+	if !at.IsZero() {
+		why := "the interrupt"
+		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+			why = "the run stopping (" + cause.Error() + ")"
+		}
+		results, _ = reports.CutShort(results, at, why)
 	}
 	return results, outs[0].reused, errors.Join(testErrs...), errors.Join(runErrs...)
 }

@@ -2,8 +2,9 @@
 // it prints `go test -v` output as the real suite does, reports the first
 // tests of the plan (plan.txt in its working folder, the artifacts) as
 // passed with progress lines, and then, when FAKESUITE_BLOCK is set, waits
-// for SIGINT like a suite in the middle of a long case; it then exits as
-// an interrupted `go test` does. FAKESUITE_FAIL names a test that fails
+// for SIGINT like a suite in the middle of a long case; it then fails
+// that case with the interrupt as its cause and exits as an interrupted
+// `go test` does. FAKESUITE_FAIL names a test that fails
 // unless the run config narrows the run to named tests (a rerun).
 package main
 
@@ -44,7 +45,9 @@ func main() {
 			_ = json.Unmarshal(data, &cfg)
 		}
 	}
-	rerun := len(cfg.Only) > 0
+	// A shard of a run over several environments names its whole part
+	// in Only; a rerun names fewer tests than its folder's plan.
+	rerun := len(cfg.Only) > 0 && len(cfg.Only) < len(plan)
 	if rerun {
 		plan, done = cfg.Only, len(cfg.Only)
 	}
@@ -74,9 +77,21 @@ func main() {
 		os.Exit(1)
 	}
 	if os.Getenv("FAKESUITE_BLOCK") != "" {
-		fmt.Println("=== RUN   TestScenarios/" + plan[done])
-		p.Start(plan[done])
+		name := plan[done]
+		fmt.Println("=== RUN   TestScenarios/" + name)
+		p.Start(name)
+		start := time.Now()
 		<-sig
+		// As the real suite does, the case in flight ends as a failure
+		// whose cause is the interrupt.
+		id, cell, _ := strings.Cut(strings.TrimSuffix(name, "]"), "[")
+		r := reports.CaseResult{Name: name, ID: strings.TrimSuffix(id, "/with-control-config"), Cell: cell, Kind: "case",
+			Outcome: reports.Fail, Observed: "unknown", Message: "expected pass, got a failure: interrupt signal received",
+			Evidence: reports.EvidenceDir(dir, name), Start: start, Duration: time.Since(start)}
+		if err := reports.WriteCase(r); err != nil {
+			fmt.Println(err)
+		}
+		p.End(name, r.Outcome, r.Message)
 		fmt.Println("--- FAIL: TestScenarios (0.00s)")
 		fmt.Println("FAIL")
 		os.Exit(1)
