@@ -126,15 +126,10 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	log := o.Logger
 	topo := o.Topology
-	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+	plan, err := o.Plan()
 	if err != nil {
 		return nil, err
 	}
-	cells, err := Cells(o.Workloads, o.Trusts, o.Discoveries)
-	if err != nil {
-		return nil, err
-	}
-	plan := scenarios.Plan(scenarios.Catalogue(), cells, sf)
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust and --discovery (see `harness list --cases`)")
 	}
@@ -289,24 +284,23 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// Cells expands the matrix for the workload, trust and discovery filters:
-// every secure cell, then one insecure cell (StatefulSet, bundle,
-// EndpointSlice) for the scenarios that need the insecure profile, when
-// the filters allow it.
-func Cells(workloads, trusts, discoveries string) ([]matrix.Cell, error) {
-	f, err := matrix.ParseFilter(workloads, trusts, discoveries, "")
+// Plan is the run's plan: the cases of the catalogue filters (Run, Layers,
+// Labels) in the cells of the matrix filters (matrix.Plan), in the order
+// they run.
+func (o *Options) Plan() ([]scenarios.Case, error) {
+	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
 	if err != nil {
 		return nil, err
 	}
-	cells, err := matrix.Default().Narrow(f).Expand()
+	mf, err := matrix.ParseFilter(o.Workloads, o.Trusts, o.Discoveries, "")
 	if err != nil {
 		return nil, err
 	}
-	insecure := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure, Discovery: matrix.EndpointSlice}
-	if f.Match(insecure) {
-		cells = append(cells, insecure)
+	cells, err := matrix.Plan(mf)
+	if err != nil {
+		return nil, err
 	}
-	return cells, nil
+	return scenarios.Plan(scenarios.Catalogue(), cells, sf), nil
 }
 
 // clearCases removes the case results and the suite log of an earlier run

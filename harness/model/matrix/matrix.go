@@ -1,8 +1,8 @@
 // Package matrix is the run matrix of the conformance suite: the axes a case
 // runs under (Stargate workload kind, the worker's trust source, Stargate's
-// peer discovery, the security profile), their expansion into cells, stable
-// cell names such as "workload=deployment,trust=bundle", and filters over
-// cells.
+// peer discovery, the security profile), their expansion into cells, the
+// plan of cells a run covers (Plan), stable cell names such as
+// "workload=deployment,trust=bundle", and filters over cells.
 //
 // Cells share clusters: moving from one cell to the next redeploys only what
 // differs (fixtures/deploy), so Expand orders cells to keep consecutive cells
