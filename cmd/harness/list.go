@@ -22,9 +22,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Labels, "label", "", "comma-separated labels")
 	summary := fs.Bool("summary", false, "also print each scenario's one-line summary")
 	cases := fs.Bool("cases", false, "print the planned test cases of the matrix (scenario × cell) instead, with counts per layer")
-	fs.StringVar(&o.Workloads, "workload", "", "with --cases: comma-separated workload kinds")
-	fs.StringVar(&o.Trusts, "trust", "", "with --cases: comma-separated trust sources")
-	fs.StringVar(&o.Discoveries, "discovery", "", "with --cases: comma-separated discovery modes (endpointslice, dns)")
+	cellFlags(fs, &o, "with --cases: ")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

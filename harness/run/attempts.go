@@ -127,7 +127,8 @@ func (o *Options) report(start time.Time, results []reports.CaseResult, environm
 	m.TimeScale, m.Parallel, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Parallel, o.Reruns, start, time.Since(start)
 	m.Environments = environments
 	m.Filters = map[string]string{}
-	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts} {
+	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts,
+		"discovery": o.Discoveries, "profile": o.Profiles} {
 		if v != "" {
 			m.Filters[k] = v
 		}

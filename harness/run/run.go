@@ -46,10 +46,11 @@ type Options struct {
 	// BinDir holds the suite and the reference binary (default: the
 	// running executable's folder, where `make build` puts them).
 	BinDir string
-	// Run, Layers and Labels filter the catalogue; Workloads, Trusts and
-	// Discoveries the matrix.
-	Run, Layers, Labels            string
-	Workloads, Trusts, Discoveries string
+	// Run, Layers and Labels filter the catalogue (scenarios.ParseFilter);
+	// Workloads, Trusts, Discoveries and Profiles the matrix
+	// (matrix.ParseFilter), comma lists each.
+	Run, Layers, Labels                      string
+	Workloads, Trusts, Discoveries, Profiles string
 	// Keep leaves the clusters up after the run.
 	Keep bool
 	// TimeScale multiplies the scenarios' deadlines (default 1).
@@ -131,7 +132,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, err
 	}
 	if len(plan) == 0 {
-		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust and --discovery (see `harness list --cases`)")
+		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust, --discovery and --profile (see `harness list --cases`)")
 	}
 	if err := checkBundle(o.BinDir); err != nil {
 		return nil, err
@@ -292,7 +293,7 @@ func (o *Options) Plan() ([]scenarios.Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf, err := matrix.ParseFilter(o.Workloads, o.Trusts, o.Discoveries, "")
+	mf, err := matrix.ParseFilter(o.Workloads, o.Trusts, o.Discoveries, o.Profiles)
 	if err != nil {
 		return nil, err
 	}

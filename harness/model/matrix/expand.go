@@ -98,25 +98,25 @@ func ParseFilter(workloads, trusts, discoveries, profiles string) (Filter, error
 	var f Filter
 	for _, w := range splitList(workloads) {
 		if !contains(Workloads, Workload(w)) {
-			return Filter{}, fmt.Errorf("workload filter %q: unknown value %q; want some of %s", workloads, w, join(Workloads))
+			return Filter{}, fmt.Errorf("workload filter %q: unknown value %q; want some of %s", workloads, w, Join(Workloads))
 		}
 		f.Workloads = append(f.Workloads, Workload(w))
 	}
 	for _, t := range splitList(trusts) {
 		if !contains(Trusts, Trust(t)) {
-			return Filter{}, fmt.Errorf("trust filter %q: unknown value %q; want some of %s", trusts, t, join(Trusts))
+			return Filter{}, fmt.Errorf("trust filter %q: unknown value %q; want some of %s", trusts, t, Join(Trusts))
 		}
 		f.Trusts = append(f.Trusts, Trust(t))
 	}
 	for _, d := range splitList(discoveries) {
 		if !contains(Discoveries, Discovery(d)) {
-			return Filter{}, fmt.Errorf("discovery filter %q: unknown value %q; want some of %s", discoveries, d, join(Discoveries))
+			return Filter{}, fmt.Errorf("discovery filter %q: unknown value %q; want some of %s", discoveries, d, Join(Discoveries))
 		}
 		f.Discoveries = append(f.Discoveries, Discovery(d))
 	}
 	for _, p := range splitList(profiles) {
 		if !contains(Profiles, Profile(p)) {
-			return Filter{}, fmt.Errorf("profile filter %q: unknown value %q; want some of %s", profiles, p, join(Profiles))
+			return Filter{}, fmt.Errorf("profile filter %q: unknown value %q; want some of %s", profiles, p, Join(Profiles))
 		}
 		f.Profiles = append(f.Profiles, Profile(p))
 	}
