@@ -63,7 +63,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // runFlagSet is the flag set of `harness run`, filling the options it
-// returns: the shared matrixFlags, --registry and --reruns.
+// returns: the shared matrixFlags, --registry and --reruns. A case's
+// repro command (harnessrun.Options.Repro) is parsed by it.
 func runFlagSet(stderr io.Writer) (fs *flag.FlagSet, o *harnessrun.Options, mf *runFlags, registry *string) {
 	fs = flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
