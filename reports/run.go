@@ -54,7 +54,7 @@ type Meta struct {
 	Environments int `json:"environments,omitempty"`
 	// Reruns is how often a failed case could run again.
 	Reruns int `json:"reruns,omitempty"`
-	// Filters are the selection the run was started with (run, layer, label, workload, trust).
+	// Filters are the selection the run was started with (run, layer, label, workload, trust, discovery, profile).
 	Filters map[string]string `json:"filters,omitempty"`
 	Start   time.Time         `json:"start"`
 	// WallTime is the run's duration, bring-up included.

@@ -146,9 +146,9 @@ func TestPlan(t *testing.T) {
 	require.Equal(t, 1, count["tls/system-roots-lack-server-ca"])
 	// Bundle-only scenarios skip the system trust cells.
 	require.Equal(t, 2, count["tls/missing-trust"], "in the StatefulSet cells of the bundle trusts only")
-	// Insecure-profile scenarios need an insecure cell.
+	// Insecure-profile scenarios need the insecure cell.
 	require.Zero(t, count["tls/explicit-http-insecure-profile"])
-	withInsecure := append(cells, matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure})
+	withInsecure := append(cells, matrix.InsecureCell)
 	cases = Plan(Catalogue(), withInsecure, Filter{})
 	require.True(t, slices.ContainsFunc(cases, func(c Case) bool {
 		return c.Name() == "tls/explicit-http-insecure-profile[workload=statefulset,trust=bundle,profile=insecure]"

@@ -16,27 +16,26 @@ import (
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	runRe := fs.String("run", "", "regular expression selecting scenario IDs")
-	layers := fs.String("layer", "", "comma-separated layers")
-	labels := fs.String("label", "", "comma-separated labels")
+	var o harnessrun.Options
+	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs")
+	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers")
+	fs.StringVar(&o.Labels, "label", "", "comma-separated labels")
 	summary := fs.Bool("summary", false, "also print each scenario's one-line summary")
 	cases := fs.Bool("cases", false, "print the planned test cases of the matrix (scenario × cell) instead, with counts per layer")
-	workloads := fs.String("workload", "", "with --cases: comma-separated workload kinds")
-	trusts := fs.String("trust", "", "with --cases: comma-separated trust sources")
-	discoveries := fs.String("discovery", "", "with --cases: comma-separated discovery modes (endpointslice, dns)")
+	cellFlags(fs, &o, "with --cases: ")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	f, err := scenarios.ParseFilter(*runRe, *layers, *labels)
-	if err != nil {
-		return err
-	}
 	if *cases {
-		cells, err := harnessrun.Cells(*workloads, *trusts, *discoveries)
+		plan, err := o.Plan()
 		if err != nil {
 			return err
 		}
-		return listCases(stdout, scenarios.Plan(scenarios.Catalogue(), cells, f))
+		return listCases(stdout, plan)
+	}
+	f, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+	if err != nil {
+		return err
 	}
 	return listCatalogue(stdout, scenarios.Catalogue(), f, *summary)
 }

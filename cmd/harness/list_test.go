@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/harness/model/matrix"
+	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
 func TestListPrintsTheCatalogue(t *testing.T) {
@@ -32,4 +37,51 @@ func TestListCasesShowsDNSCellsForEveryWorkloadKind(t *testing.T) {
 	}
 	require.Contains(t, out.String(), "tls/system-roots-lack-server-ca[workload=statefulset,trust=system-plus-bundle]")
 	require.Error(t, run(context.Background(), []string{"list", "--cases", "--discovery", "mdns"}, &out, &errOut))
+}
+
+// The matrix filters of `run`, `bench` and `list` name every value of
+// their axis, from package matrix, so a new value cannot be left out.
+func TestCellFlagsNameEveryAxisValue(t *testing.T) {
+	runFS, _, _, _ := runFlagSet(io.Discard)
+	benchFS := flag.NewFlagSet("bench", flag.ContinueOnError)
+	matrixFlags(benchFS, &harnessrun.Options{})
+	listFS := flag.NewFlagSet("list", flag.ContinueOnError)
+	cellFlags(listFS, &harnessrun.Options{}, "with --cases: ")
+	axes := map[string]string{
+		"workload":  matrix.Join(matrix.Workloads),
+		"trust":     matrix.Join(matrix.Trusts),
+		"discovery": matrix.Join(matrix.Discoveries),
+		"profile":   matrix.Join(matrix.Profiles),
+	}
+	for _, fs := range []*flag.FlagSet{runFS, benchFS, listFS} {
+		for name, values := range axes {
+			f := fs.Lookup(name)
+			require.NotNil(t, f, "%s has no --%s", fs.Name(), name)
+			require.Contains(t, f.Usage, "("+values+")", "%s --%s", fs.Name(), name)
+		}
+	}
+}
+
+// --discovery and --profile reach the plan of `run` and `list --cases`;
+// a mistyped value is refused before anything starts.
+func TestDiscoveryAndProfileFiltersPlan(t *testing.T) {
+	fs, o, _, _ := runFlagSet(io.Discard)
+	require.NoError(t, fs.Parse([]string{"--discovery", "dns"}))
+	plan, err := o.Plan()
+	require.NoError(t, err)
+	require.NotEmpty(t, plan)
+	for _, c := range plan {
+		require.Equal(t, matrix.DNS, c.Cell.Discovery, c.Name())
+	}
+
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"list", "--cases", "--profile", "insecure"}, &out, &errOut))
+	require.Contains(t, out.String(), "tls/explicit-http-insecure-profile[workload=statefulset,trust=bundle,profile=insecure]")
+	require.Contains(t, out.String(), "tests in 1 cells")
+
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, args := range [][]string{{"--discovery", "mdns"}, {"--profile", "paranoid"}} {
+		err := run(context.Background(), append([]string{"run", "--topology", "../../topologies/default.yaml"}, args...), &out, &errOut)
+		require.ErrorContains(t, err, args[1])
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
+	"github.com/nvcf/conformance/harness/model/matrix"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/scenarios"
 	"github.com/nvcf/conformance/topologies"
@@ -37,8 +38,7 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	fs.StringVar(&o.Run, "run", "", "regular expression selecting scenario IDs (see: harness list)")
 	fs.StringVar(&o.Layers, "layer", "", "comma-separated layers to run (tls, authority, discovery, watch, registration, quic, invocation, resilience)")
 	fs.StringVar(&o.Labels, "label", "", "comma-separated labels; a scenario runs when it carries one of them")
-	fs.StringVar(&o.Workloads, "workload", "", "comma-separated workload kinds (statefulset, deployment, mixed)")
-	fs.StringVar(&o.Trusts, "trust", "", "comma-separated trust sources (system, bundle, grpc-override)")
+	cellFlags(fs, o, "")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the clusters up after the run (for another run or a look after a failure)")
 	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every scenario deadline (slow machines raise it)")
 	fs.IntVar(&o.Parallel, "parallel", harnessrun.DefaultParallel, "how many isolated cases of a cell (probes only) run at the same time; 1 runs every case one after another")
@@ -54,6 +54,16 @@ func matrixFlags(fs *flag.FlagSet, o *harnessrun.Options) *runFlags {
 	return f
 }
 
+// cellFlags registers the matrix filters --workload, --trust, --discovery
+// and --profile on fs, into o; their help texts list the axes' values from
+// package matrix. note begins every help text.
+func cellFlags(fs *flag.FlagSet, o *harnessrun.Options, note string) {
+	fs.StringVar(&o.Workloads, "workload", "", note+"comma-separated workload kinds ("+matrix.Join(matrix.Workloads)+")")
+	fs.StringVar(&o.Trusts, "trust", "", note+"comma-separated trust sources ("+matrix.Join(matrix.Trusts)+")")
+	fs.StringVar(&o.Discoveries, "discovery", "", note+"comma-separated peer-discovery modes ("+matrix.Join(matrix.Discoveries)+")")
+	fs.StringVar(&o.Profiles, "profile", "", note+"comma-separated security profiles ("+matrix.Join(matrix.Profiles)+"); the insecure profile has one cell, "+matrix.InsecureCell.Name())
+}
+
 // prepare completes o after parsing: images, the topology, the preflight
 // checks (before anything long: root, tools, ports, disk), the logger and
 // the provider --provider names.
@@ -63,6 +73,9 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	}
 	if o.Parallel < 1 {
 		return fmt.Errorf("--parallel %d: want 1 or more (1 runs every case one after another)", o.Parallel)
+	}
+	if _, err := o.Plan(); err != nil { // a mistyped filter is named before the preflight checks
+		return err
 	}
 	switch {
 	case o.Environments < 0:

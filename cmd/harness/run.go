@@ -30,19 +30,14 @@ const minArtifactSpace = 256 << 20
 // runRun is `harness run`: bring up (or reuse) the topology, run the
 // matrix, write JUnit and the summary, bring the clusters down unless kept.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o harnessrun.Options
-	mf := matrixFlags(fs, &o)
-	registry := fs.String("registry", "", "existing: push the reference image (nvcf-ref beside this executable) to `REGISTRY`/nvcf-ref with go-containerregistry and deploy it by digest, for the components --images leaves unset")
-	fs.IntVar(&o.Reruns, "reruns", 0, "run failed cases again up to N times, each in a fresh suite process; one that then passes is reported as flaky")
+	fs, o, mf, registry := runFlagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected arguments %v", fs.Args())
 	}
-	if err := mf.prepare(&o, stdout, stderr); err != nil {
+	if err := mf.prepare(o, stdout, stderr); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	if *registry != "" {
@@ -57,7 +52,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("run: --reruns %d: want 0 or more", o.Reruns)
 	}
 	o.Meta = runMeta(o.Images, mf.imageMap, mf.provider.name)
-	_, err := harnessrun.Run(ctx, o)
+	_, err := harnessrun.Run(ctx, *o)
 	if errors.Is(err, harnessrun.ErrFailed) {
 		return err
 	}
@@ -65,6 +60,19 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("run: %w", err)
 	}
 	return nil
+}
+
+// runFlagSet is the flag set of `harness run`, filling the options it
+// returns: the shared matrixFlags, --registry and --reruns. A case's
+// repro command (harnessrun.Options.Repro) is parsed by it.
+func runFlagSet(stderr io.Writer) (fs *flag.FlagSet, o *harnessrun.Options, mf *runFlags, registry *string) {
+	fs = flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o = &harnessrun.Options{}
+	mf = matrixFlags(fs, o)
+	registry = fs.String("registry", "", "existing: push the reference image (nvcf-ref beside this executable) to `REGISTRY`/nvcf-ref with go-containerregistry and deploy it by digest, for the components --images leaves unset")
+	fs.IntVar(&o.Reruns, "reruns", 0, "run failed cases again up to N times, each in a fresh suite process; one that then passes is reported as flaky")
+	return fs, o, mf, registry
 }
 
 // embeddedProvider is the embedded provider that `up` and `run` bring

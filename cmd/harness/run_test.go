@@ -6,14 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/harness/model/matrix"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )
 
@@ -102,4 +106,79 @@ func TestRealComponentsComplete(t *testing.T) {
 	require.NoError(t, f.realComponents(o), "an explicit --image-binary needs no folder")
 	f, o = flags("--real", "stargate", "--flavor", "reference", "--nvcf-bin-dir", dir)
 	require.ErrorContains(t, f.realComponents(o), "--flavor nvcf")
+}
+
+// Every case of the whole plan (the DNS and insecure cells too) names a
+// repro command that, parsed back through `harness run`'s flags, plans
+// exactly its cell and exactly that case: a repro that dropped an axis
+// (--discovery, --profile) would plan other cells as well.
+func TestReproPlansExactlyItsCellAndCase(t *testing.T) {
+	full := harnessrun.Options{TopologyRef: "topologies/default.yaml", BinDir: "/b", Artifacts: "/a", TimeScale: 2,
+		ProviderArgs: []string{"--provider", "existing", "--kubeconfig", "/my kube/config"}}
+	plan, err := full.Plan()
+	require.NoError(t, err)
+	insecure, dns := false, false
+	for _, c := range plan {
+		insecure = insecure || c.Cell == matrix.InsecureCell
+		dns = dns || c.Cell.Discovery == matrix.DNS
+		repro := full.Repro(reports.CaseResult{ID: c.Scenario.ID, Name: c.Name(), Cell: c.Cell.Name()})
+		args := shellWords(t, repro)
+		require.Equal(t, []string{"/b/harness", "run"}, args[:2], repro)
+		fs, o, mf, _ := runFlagSet(io.Discard)
+		require.NoError(t, fs.Parse(args[2:]), repro)
+		require.Zero(t, fs.NArg(), repro)
+		require.Equal(t, "existing", mf.provider.name, repro)
+		require.Equal(t, 2.0, o.TimeScale, repro)
+
+		f, err := matrix.ParseFilter(o.Workloads, o.Trusts, o.Discoveries, o.Profiles)
+		require.NoError(t, err, repro)
+		cells, err := matrix.Plan(f)
+		require.NoError(t, err, repro)
+		require.Equal(t, []matrix.Cell{c.Cell}, cells, repro)
+		got, err := o.Plan()
+		require.NoError(t, err, repro)
+		require.Len(t, got, 1, repro)
+		require.Equal(t, c.Name(), got[0].Name(), repro)
+	}
+	require.True(t, insecure, "the plan holds the insecure cell")
+	require.True(t, dns, "the plan holds DNS cells")
+}
+
+// shellWords splits a command as a POSIX shell does, for the quoting a
+// repro uses: bare words, single-quoted strings, and a backslash escaping
+// the next character outside them (how a quote is written inside).
+func shellWords(t *testing.T, cmd string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(cmd); i++ {
+		ch := cmd[i]
+		switch {
+		case quoted && ch == '\'':
+			quoted = false
+		case quoted:
+			w.WriteByte(ch)
+		case ch == '\'':
+			quoted, inWord = true, true
+		case ch == '\\' && i+1 < len(cmd):
+			i++
+			w.WriteByte(cmd[i])
+			inWord = true
+		case ch == ' ':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(ch)
+			inWord = true
+		}
+	}
+	require.False(t, quoted, "unterminated quote in %s", cmd)
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

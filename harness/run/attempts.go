@@ -127,14 +127,15 @@ func (o *Options) report(start time.Time, results []reports.CaseResult, environm
 	m.TimeScale, m.Parallel, m.Reruns, m.Start, m.WallTime = o.TimeScale, o.Parallel, o.Reruns, start, time.Since(start)
 	m.Environments = environments
 	m.Filters = map[string]string{}
-	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts} {
+	for k, v := range map[string]string{"run": o.Run, "layer": o.Layers, "label": o.Labels, "workload": o.Workloads, "trust": o.Trusts,
+		"discovery": o.Discoveries, "profile": o.Profiles} {
 		if v != "" {
 			m.Filters[k] = v
 		}
 	}
 	for i, r := range results {
 		if r.Outcome != reports.Pass && r.Outcome != reports.Skip {
-			results[i].Repro = o.repro(r)
+			results[i].Repro = o.Repro(r)
 		}
 	}
 	layers := make([]string, len(scenarios.Layers))
@@ -144,16 +145,20 @@ func (o *Options) report(start time.Time, results []reports.CaseResult, environm
 	return reports.Run{Meta: m, Cases: results, Layers: layers, Requirements: scenarios.EpicRequirements()}
 }
 
-// repro is the command that runs the case r alone and keeps the clusters
-// up for a look afterwards.
-func (o *Options) repro(r reports.CaseResult) string {
+// Repro is the command that runs the case r alone and keeps the clusters
+// up for a look afterwards. It names every axis of r's cell, the defaults
+// too: left out, a filter selects every value of its axis, and the case
+// would run in other cells as well (e.g. under DNS discovery besides
+// EndpointSlice).
+func (o *Options) Repro(r reports.CaseResult) string {
 	args := []string{filepath.Join(o.BinDir, "harness"), "run", "--topology", o.TopologyRef}
 	for _, a := range o.ProviderArgs {
 		args = append(args, shellQuote(a))
 	}
 	args = append(args, "--run", shellQuote("^"+r.ID+"$"))
 	if c, err := matrix.ParseCell(r.Cell); err == nil {
-		args = append(args, "--workload", string(c.Workload), "--trust", string(c.Trust))
+		args = append(args, "--workload", string(c.Workload), "--trust", string(c.Trust),
+			"--discovery", string(c.Discovery), "--profile", string(c.Profile))
 	}
 	if im := imagesFlag(o.Images); im != "" {
 		args = append(args, "--images", shellQuote(im))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )
@@ -48,7 +49,7 @@ func ApplyGate(artifacts, file string, now time.Time) (*reports.Verdict, error) 
 // gateExpects lists the tests the gate requires: every test of the whole
 // matrix's plan in a required cell or of a required scenario.
 func gateExpects(g *reports.Gate) ([]string, error) {
-	cells, err := Cells("", "", "")
+	cells, err := matrix.Plan(matrix.Filter{})
 	if err != nil {
 		return nil, err
 	}

@@ -46,10 +46,11 @@ type Options struct {
 	// BinDir holds the suite and the reference binary (default: the
 	// running executable's folder, where `make build` puts them).
 	BinDir string
-	// Run, Layers and Labels filter the catalogue; Workloads, Trusts and
-	// Discoveries the matrix.
-	Run, Layers, Labels            string
-	Workloads, Trusts, Discoveries string
+	// Run, Layers and Labels filter the catalogue (scenarios.ParseFilter);
+	// Workloads, Trusts, Discoveries and Profiles the matrix
+	// (matrix.ParseFilter), comma lists each.
+	Run, Layers, Labels                      string
+	Workloads, Trusts, Discoveries, Profiles string
 	// Keep leaves the clusters up after the run.
 	Keep bool
 	// TimeScale multiplies the scenarios' deadlines (default 1).
@@ -126,17 +127,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	log := o.Logger
 	topo := o.Topology
-	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+	plan, err := o.Plan()
 	if err != nil {
 		return nil, err
 	}
-	cells, err := Cells(o.Workloads, o.Trusts, o.Discoveries)
-	if err != nil {
-		return nil, err
-	}
-	plan := scenarios.Plan(scenarios.Catalogue(), cells, sf)
 	if len(plan) == 0 {
-		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust and --discovery (see `harness list --cases`)")
+		return nil, fmt.Errorf("the filters select no case: check --run, --layer, --label, --workload, --trust, --discovery and --profile (see `harness list --cases`)")
 	}
 	if err := checkBundle(o.BinDir); err != nil {
 		return nil, err
@@ -291,24 +287,23 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// Cells expands the matrix for the workload, trust and discovery filters:
-// every secure cell, then one insecure cell (StatefulSet, bundle,
-// EndpointSlice) for the scenarios that need the insecure profile, when
-// the filters allow it.
-func Cells(workloads, trusts, discoveries string) ([]matrix.Cell, error) {
-	f, err := matrix.ParseFilter(workloads, trusts, discoveries, "")
+// Plan is the run's plan: the cases of the catalogue filters (Run, Layers,
+// Labels) in the cells of the matrix filters (matrix.Plan), in the order
+// they run.
+func (o *Options) Plan() ([]scenarios.Case, error) {
+	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
 	if err != nil {
 		return nil, err
 	}
-	cells, err := matrix.Default().Narrow(f).Expand()
+	mf, err := matrix.ParseFilter(o.Workloads, o.Trusts, o.Discoveries, o.Profiles)
 	if err != nil {
 		return nil, err
 	}
-	insecure := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Profile: matrix.Insecure, Discovery: matrix.EndpointSlice}
-	if f.Match(insecure) {
-		cells = append(cells, insecure)
+	cells, err := matrix.Plan(mf)
+	if err != nil {
+		return nil, err
 	}
-	return cells, nil
+	return scenarios.Plan(scenarios.Catalogue(), cells, sf), nil
 }
 
 // clearCases removes the case results and the suite log of an earlier run

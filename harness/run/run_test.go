@@ -11,35 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/model/matrix"
 	"github.com/nvcf/conformance/harness/model/topology"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )
-
-func TestCells(t *testing.T) {
-	all, err := Cells("", "", "")
-	require.NoError(t, err)
-	require.Len(t, all, 25, "24 secure cells (4 trusts × 3 workloads × 2 discoveries) and one insecure")
-	require.Equal(t, matrix.Insecure, all[24].Profile)
-
-	dep, err := Cells("deployment", "system,bundle", "")
-	require.NoError(t, err)
-	require.Len(t, dep, 4, "two trusts × two discoveries; the insecure cell is a StatefulSet one, filtered out")
-	for _, c := range dep {
-		require.Equal(t, matrix.Deployment, c.Workload)
-	}
-	dns, err := Cells("", "", "dns")
-	require.NoError(t, err)
-	require.Len(t, dns, 12, "the insecure cell uses EndpointSlice discovery, filtered out")
-	for _, c := range dns {
-		require.Equal(t, matrix.DNS, c.Discovery)
-	}
-	_, err = Cells("daemonset", "", "")
-	require.Error(t, err)
-	_, err = Cells("", "", "mdns")
-	require.ErrorContains(t, err, "mdns")
-}
 
 // refusingProvider fails every call, to show Run stops before running anything.
 type refusingProvider struct{ ups int }

@@ -256,20 +256,21 @@ func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k s
 	return results, time.Since(start), nil
 }
 
-// selftestCells are the cells of k, without the insecure profile's unless
-// one of the scenarios ids runs only there: a Pass scenario would just run
-// twice, and each red run of it waits out its deadline.
+// selftestCells are the cells of k, in the secure profile unless one of
+// the scenarios ids runs only in the insecure one: a Pass scenario would
+// just run twice, and each red run of it waits out its deadline.
 func selftestCells(k selftestKey, ids []string) ([]matrix.Cell, error) {
-	cells, err := Cells(k.workloads, k.trusts, or(k.discovery, string(matrix.EndpointSlice)))
+	profiles := string(matrix.Secure)
+	for _, id := range ids {
+		if s, ok := scenarios.ByID(id); ok && slices.Equal(s.Requires.Profiles, []matrix.Profile{matrix.Insecure}) {
+			profiles = ""
+		}
+	}
+	f, err := matrix.ParseFilter(k.workloads, k.trusts, or(k.discovery, string(matrix.EndpointSlice)), profiles)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids {
-		if s, ok := scenarios.ByID(id); ok && slices.Equal(s.Requires.Profiles, []matrix.Profile{matrix.Insecure}) {
-			return cells, nil
-		}
-	}
-	return slices.DeleteFunc(cells, func(c matrix.Cell) bool { return c.Normalize().Profile == matrix.Insecure }), nil
+	return matrix.Plan(f)
 }
 
 // writeSelftest writes the matrix and a summary.md holding it.

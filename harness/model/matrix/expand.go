@@ -13,8 +13,9 @@ type Axes struct {
 	Profiles    []Profile
 }
 
-// Default is the matrix of `make e2e`: every workload kind × every trust
-// source × both discovery modes, in the secure profile (24 cells). Cells
+// Default is the secure part of the matrix of `make e2e`: every workload
+// kind × every trust source × both discovery modes, in the secure profile
+// (24 cells); Plan adds the one insecure cell, InsecureCell. Cells
 // hold only the scenarios whose requirements select them, so most DNS
 // cells stay empty and are never deployed (scenarios.Plan).
 func Default() Axes {
@@ -61,6 +62,27 @@ func (a Axes) Expand() ([]Cell, error) {
 	return cells, nil
 }
 
+// InsecureCell is the one cell of the insecure profile that a plan holds,
+// for the scenarios that need that profile: StatefulSet, bundle,
+// EndpointSlice.
+var InsecureCell = Cell{Workload: StatefulSet, Trust: Bundle, Profile: Insecure, Discovery: EndpointSlice}
+
+// Plan lists the cells a run plans under f, in the order it runs them: the
+// secure cells of Default, expanded in snake order over the values f
+// names (Narrow, so a filtered run still changes one axis at a time), then
+// InsecureCell. f selects among them, its profiles too: ParseFilter("",
+// "", "", "insecure") plans InsecureCell alone, and a filter naming one
+// value of every axis plans at most that one cell.
+func Plan(f Filter) ([]Cell, error) {
+	axes := f
+	axes.Profiles = nil // the secure cells come from Default; the insecure one is InsecureCell
+	cells, err := Default().Narrow(axes).Expand()
+	if err != nil {
+		return nil, err
+	}
+	return f.Apply(append(cells, InsecureCell)), nil
+}
+
 // Filter selects cells; an empty list on an axis selects every value.
 type Filter struct {
 	Workloads   []Workload
@@ -76,25 +98,25 @@ func ParseFilter(workloads, trusts, discoveries, profiles string) (Filter, error
 	var f Filter
 	for _, w := range splitList(workloads) {
 		if !contains(Workloads, Workload(w)) {
-			return Filter{}, fmt.Errorf("workload filter %q: unknown value %q; want some of %s", workloads, w, join(Workloads))
+			return Filter{}, fmt.Errorf("workload filter %q: unknown value %q; want some of %s", workloads, w, Join(Workloads))
 		}
 		f.Workloads = append(f.Workloads, Workload(w))
 	}
 	for _, t := range splitList(trusts) {
 		if !contains(Trusts, Trust(t)) {
-			return Filter{}, fmt.Errorf("trust filter %q: unknown value %q; want some of %s", trusts, t, join(Trusts))
+			return Filter{}, fmt.Errorf("trust filter %q: unknown value %q; want some of %s", trusts, t, Join(Trusts))
 		}
 		f.Trusts = append(f.Trusts, Trust(t))
 	}
 	for _, d := range splitList(discoveries) {
 		if !contains(Discoveries, Discovery(d)) {
-			return Filter{}, fmt.Errorf("discovery filter %q: unknown value %q; want some of %s", discoveries, d, join(Discoveries))
+			return Filter{}, fmt.Errorf("discovery filter %q: unknown value %q; want some of %s", discoveries, d, Join(Discoveries))
 		}
 		f.Discoveries = append(f.Discoveries, Discovery(d))
 	}
 	for _, p := range splitList(profiles) {
 		if !contains(Profiles, Profile(p)) {
-			return Filter{}, fmt.Errorf("profile filter %q: unknown value %q; want some of %s", profiles, p, join(Profiles))
+			return Filter{}, fmt.Errorf("profile filter %q: unknown value %q; want some of %s", profiles, p, Join(Profiles))
 		}
 		f.Profiles = append(f.Profiles, Profile(p))
 	}

@@ -1,8 +1,8 @@
 // Package matrix is the run matrix of the conformance suite: the axes a case
 // runs under (Stargate workload kind, the worker's trust source, Stargate's
-// peer discovery, the security profile), their expansion into cells, stable
-// cell names such as "workload=deployment,trust=bundle", and filters over
-// cells.
+// peer discovery, the security profile), their expansion into cells, the
+// plan of cells a run covers (Plan), stable cell names such as
+// "workload=deployment,trust=bundle", and filters over cells.
 //
 // Cells share clusters: moving from one cell to the next redeploys only what
 // differs (fixtures/deploy), so Expand orders cells to keep consecutive cells
@@ -122,16 +122,16 @@ func (c Cell) Normalize() Cell {
 func (c Cell) Validate() error {
 	c = c.Normalize()
 	if !contains(Workloads, c.Workload) {
-		return fmt.Errorf("workload %q unknown; want one of %s", c.Workload, join(Workloads))
+		return fmt.Errorf("workload %q unknown; want one of %s", c.Workload, Join(Workloads))
 	}
 	if !contains(Trusts, c.Trust) {
-		return fmt.Errorf("trust %q unknown; want one of %s", c.Trust, join(Trusts))
+		return fmt.Errorf("trust %q unknown; want one of %s", c.Trust, Join(Trusts))
 	}
 	if !contains(Profiles, c.Profile) {
-		return fmt.Errorf("profile %q unknown; want one of %s", c.Profile, join(Profiles))
+		return fmt.Errorf("profile %q unknown; want one of %s", c.Profile, Join(Profiles))
 	}
 	if !contains(Discoveries, c.Discovery) {
-		return fmt.Errorf("discovery %q unknown; want one of %s", c.Discovery, join(Discoveries))
+		return fmt.Errorf("discovery %q unknown; want one of %s", c.Discovery, Join(Discoveries))
 	}
 	return nil
 }
@@ -218,7 +218,9 @@ func contains[T comparable](list []T, v T) bool {
 	return false
 }
 
-func join[T ~string](list []T) string {
+// Join lists values of an axis, comma-separated, as help texts and errors
+// name them: Join(Workloads) is "statefulset, deployment, mixed".
+func Join[T ~string](list []T) string {
 	s := make([]string, len(list))
 	for i, v := range list {
 		s[i] = string(v)

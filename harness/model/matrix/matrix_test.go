@@ -154,3 +154,42 @@ func TestFilter(t *testing.T) {
 		require.True(t, ins.Match(c))
 	}
 }
+
+// The plan is the default matrix's secure cells in snake order, then the
+// one insecure cell; a filter selects among them, the profile too.
+func TestPlan(t *testing.T) {
+	all, err := Plan(Filter{})
+	require.NoError(t, err)
+	secure, err := Default().Expand()
+	require.NoError(t, err)
+	require.Len(t, all, 25, "24 secure cells (4 trusts × 3 workloads × 2 discoveries) and one insecure")
+	require.Equal(t, secure, all[:24])
+	require.Equal(t, Cell{StatefulSet, Bundle, Insecure, EndpointSlice}, all[24])
+	require.Equal(t, InsecureCell, all[24])
+
+	plan := func(w, tr, d, p string) []Cell {
+		t.Helper()
+		f, err := ParseFilter(w, tr, d, p)
+		require.NoError(t, err)
+		cells, err := Plan(f)
+		require.NoError(t, err)
+		return cells
+	}
+	dep := plan("deployment", "system,bundle", "", "")
+	require.Equal(t, []Cell{{Deployment, System, Secure, EndpointSlice}, {Deployment, Bundle, Secure, EndpointSlice},
+		{Deployment, Bundle, Secure, DNS}, {Deployment, System, Secure, DNS}},
+		dep, "two trusts × two discoveries in snake order; the insecure cell is a StatefulSet one, filtered out")
+	dns := plan("", "", "dns", "")
+	require.Len(t, dns, 12, "the insecure cell uses EndpointSlice discovery, filtered out")
+	for _, c := range dns {
+		require.Equal(t, DNS, c.Discovery)
+	}
+	require.Equal(t, []Cell{InsecureCell}, plan("", "", "", "insecure"), "the insecure profile is one cell, not an expansion")
+	require.Equal(t, secure, plan("", "", "", "secure"))
+	require.Equal(t, []Cell{InsecureCell}, plan("statefulset", "bundle", "endpointslice", "insecure"))
+	require.Equal(t, []Cell{{StatefulSet, Bundle, Secure, EndpointSlice}}, plan("statefulset", "bundle", "endpointslice", "secure"))
+	require.Empty(t, plan("deployment", "", "", "insecure"))
+
+	_, err = Plan(Filter{Workloads: []Workload{"daemonset"}})
+	require.ErrorContains(t, err, "daemonset")
+}
