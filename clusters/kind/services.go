@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/corefile"
 )
 
@@ -84,15 +85,8 @@ func hostRoutes(nodes []corev1.Node, services netip.Prefix) ([]route, error) {
 	var out []route
 	var cp netip.Addr
 	for _, n := range nodes {
-		var ip netip.Addr
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				if v, err := netip.ParseAddr(a.Address); err == nil && v.Is4() {
-					ip = v
-				}
-			}
-		}
-		if !ip.IsValid() || !NodeNetwork.Contains(ip) {
+		ip, ok := clusters.NodeInternalIP(&n)
+		if !ok || !NodeNetwork.Contains(ip) {
 			return nil, fmt.Errorf("node %s: no InternalIP in %s", n.Name, NodeNetwork)
 		}
 		if n.Spec.PodCIDR == "" {
