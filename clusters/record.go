@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // RecordFile is the file in an environment's state folder in which a
@@ -29,13 +31,15 @@ func ReadRecord(dir string, v any) error {
 	return nil
 }
 
-// WriteRecord writes v as the record in dir, readable by its owner only.
+// WriteRecord writes v as the record in dir, readable by its owner only,
+// atomically: a crash leaves the old record or the new, never a torn one
+// that Status and Down could not read.
 func WriteRecord(dir string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, RecordFile), b, 0o600)
+	return atomicfile.Write(filepath.Join(dir, RecordFile), b, 0o600)
 }
 
 // RecordedNames lists the folders under root that hold a record: the

@@ -20,6 +20,7 @@ var floors = []struct {
 	floor  int
 }{
 	{"harness/model", 0},
+	{"internal", 0},
 	{"topologies", 0},
 	{"fixtures/wire", 0},
 	{"reports", 0},
@@ -75,6 +76,7 @@ func TestFloorOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		module + "harness/model/topology":    0,
 		module + "fixtures/wire/reason":      0,
+		module + "internal/atomicfile":       0,
 		module + "fixtures/deploy/manifests": 3,
 		module + "harness/run":               5,
 		module + "harness/probe":             4,

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // Outcome is how a case ended.
@@ -139,7 +141,7 @@ func WriteCase(r CaseResult) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(r.Evidence, ResultFile), append(data, '\n'), 0o644)
+	return atomicfile.Write(filepath.Join(r.Evidence, ResultFile), append(data, '\n'), 0o644)
 }
 
 // LoadCases reads every case result under artifacts/cases, sorted by name.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // Run is everything the reports of one run render: its metadata, every
@@ -141,23 +143,11 @@ func ReadRun(path string) (Run, error) {
 	return r, nil
 }
 
-// writeFile writes data to path through a temporary file, so a reader
-// never sees half a report.
+// writeFile writes a report file atomically, so a reader never sees half
+// a report.
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }

@@ -36,6 +36,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // Defaults of Config: inside the test range, clear of the embedded plan.
@@ -286,7 +288,8 @@ func saveState(cfg Config, before hostState) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(statePath(cfg.Dir), b, 0o600)
+	// Atomic: a torn record would leave the host changes with no way back.
+	return atomicfile.Write(statePath(cfg.Dir), b, 0o600)
 }
 
 // Adopt returns the detached daemon that Start left running in dir, for

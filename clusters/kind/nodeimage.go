@@ -44,3 +44,11 @@ func BuildNodeImage(ctx context.Context, o ImageOptions) (*NodeImage, error) {
 func FindNodeImage(o ImageOptions) (*NodeImage, error) {
 	return nodeimage.Find(o.internal())
 }
+
+// Versions are the Kubernetes, etcd and CoreDNS versions the node image is
+// built with: the kind provider owns them, as the embedded provider owns
+// local.Versions.
+func Versions() (kubernetes, etcd, coredns string) {
+	v := nodeimage.Pinned()
+	return v.Kubernetes, v.Etcd, v.CoreDNS
+}

@@ -13,49 +13,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/internal/corefile"
 )
 
-// corefile is the CoreDNS configuration of a kind cluster, as the
-// embedded provider's: cluster.local from the API; the topology's domain
-// forwarded to the environment's external DNS, uncached, so that a DNS
-// fault on that path acts at once; every other name NXDOMAIN. kind's own
-// forwards the rest to the node's resolver, which would let a test's
-// lookup leave the machine. health and ready serve kubeadm's probes.
-func corefile(domain string) string {
-	return fmt.Sprintf(`cluster.local:53 in-addr.arpa:53 ip6.arpa:53 {
-    errors
-    health {
-        lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        pods insecure
-        fallthrough in-addr.arpa ip6.arpa
-        ttl 30
-    }
-    cache 5
-    reload
-}
-%s:53 {
-    errors
-    forward . %s
-}
-.:53 {
-    template ANY ANY {
-        rcode NXDOMAIN
-    }
-}
-`, domain, ExternalDNS)
+// Corefile is the CoreDNS configuration of a kind cluster: the shared
+// policy (corefile.Render), forwarding the topology's domain to the external
+// DNS on the host. It replaces kind's own, which forwards every other name
+// to the node's resolver and would let a test's lookup leave the machine.
+// CoreDNS runs in kubeadm's Deployment, so it keeps the probes and reloads
+// its ConfigMap.
+func Corefile(domain string) string {
+	return corefile.Render(corefile.Config{
+		ClusterDomain: "cluster.local", ExternalDomain: domain, ExternalDNS: ExternalDNS, Probes: true,
+	})
 }
 
 // corefileAnnotation on CoreDNS's pod template carries a hash of the
 // Corefile, so that a change rolls the pods instead of waiting for reload.
 const corefileAnnotation = "nvcf-harness/corefile"
 
-// configureDNS gives the cluster's CoreDNS corefile(domain) and waits
+// configureDNS gives the cluster's CoreDNS Corefile(domain) and waits
 // until its pods run it.
 func configureDNS(ctx context.Context, cs kubernetes.Interface, domain string) error {
-	want := corefile(domain)
+	want := Corefile(domain)
 	cms := cs.CoreV1().ConfigMaps("kube-system")
 	cm, err := cms.Get(ctx, "coredns", metav1.GetOptions{})
 	if err != nil {
@@ -103,15 +85,8 @@ func hostRoutes(nodes []corev1.Node, services netip.Prefix) ([]route, error) {
 	var out []route
 	var cp netip.Addr
 	for _, n := range nodes {
-		var ip netip.Addr
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				if v, err := netip.ParseAddr(a.Address); err == nil && v.Is4() {
-					ip = v
-				}
-			}
-		}
-		if !ip.IsValid() || !NodeNetwork.Contains(ip) {
+		ip, ok := clusters.NodeInternalIP(&n)
+		if !ok || !NodeNetwork.Contains(ip) {
 			return nil, fmt.Errorf("node %s: no InternalIP in %s", n.Name, NodeNetwork)
 		}
 		if n.Spec.PodCIDR == "" {

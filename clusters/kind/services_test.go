@@ -18,7 +18,7 @@ import (
 // topology's domain, to the external DNS on the host, uncached (a DNS
 // fault there acts at once), and recurses for nothing else.
 func TestCorefile(t *testing.T) {
-	c := corefile("nvcf.test")
+	c := Corefile("nvcf.test")
 	require.Contains(t, c, "kubernetes cluster.local in-addr.arpa ip6.arpa")
 	domain := block(t, c, "nvcf.test:53")
 	require.Contains(t, domain, "forward . 198.19.191.53:53")

@@ -102,8 +102,8 @@ func (p *provider) Up(ctx context.Context, spec clusters.Spec, opts ...clusters.
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if len(spec.Clusters) > plan.MaxClusters {
-		return nil, fmt.Errorf("%w: %d clusters, the address plan has room for %d", clusters.ErrInvalidSpec, len(spec.Clusters), plan.MaxClusters)
+	if len(spec.Clusters) > podnet.EnvironmentClusters {
+		return nil, fmt.Errorf("%w: %d clusters, the address plan has room for %d", clusters.ErrInvalidSpec, len(spec.Clusters), podnet.EnvironmentClusters)
 	}
 	if err := podnet.RequireRoot(); err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func (p *provider) freePlace(spec clusters.Spec) (plan.Env, error) {
 	if err != nil {
 		return plan.Env{}, err
 	}
-	used := make([]bool, plan.MaxClusters)
+	used := make([]bool, podnet.EnvironmentClusters)
 	for _, name := range names {
 		st, err := state.Load(p.dir(name))
 		if err != nil {
@@ -309,11 +309,11 @@ func (p *provider) freePlace(spec clusters.Spec) (plan.Env, error) {
 		}
 	}
 	n := len(spec.Clusters)
-	for base := 0; base+n <= plan.MaxClusters; base++ {
+	for base := 0; base+n <= podnet.EnvironmentClusters; base++ {
 		if !slices.Contains(used[base:base+n], true) {
 			return plan.Env{Base: base}, nil
 		}
 	}
 	return plan.Env{}, fmt.Errorf("%w: no room for %d more clusters beside %s in the address plan (%d clusters); run `harness down` for some of them",
-		ErrOtherRunning, n, strings.Join(names, ", "), plan.MaxClusters)
+		ErrOtherRunning, n, strings.Join(names, ", "), podnet.EnvironmentClusters)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/images"
@@ -113,9 +114,11 @@ func pushReference(ctx context.Context, registry string, im *manifests.Images, s
 // with what it resolves to (on the embedded provider, the sha256 of the
 // binary the image runs as).
 func runMeta(images manifests.Images, binaries imageBinaries, provider string) reports.Meta {
-	k8s, etcd, coredns := local.Versions()
 	m := reports.Meta{Version: version, Commit: harnessCommit(), Provider: provider,
-		Components: map[string]string{"kubernetes": k8s, "etcd": etcd, "coredns": coredns, "go": runtime.Version()}}
+		Components: map[string]string{"go": runtime.Version()}}
+	if k8s, etcd, coredns, ok := ownedVersions(provider); ok {
+		m.Components["kubernetes"], m.Components["etcd"], m.Components["coredns"] = k8s, etcd, coredns
+	}
 	dir, _ := harnessrun.BinDir()
 	for _, c := range []struct{ name, ref string }{{"stargate", images.Stargate}, {"router", images.Router}, {"ingress", images.Ingress}, {"pylon", images.Pylon}, {"echo", images.Echo}} {
 		ref := cmp.Or(c.ref, manifests.DefaultImage)
@@ -136,6 +139,22 @@ func runMeta(images manifests.Images, binaries imageBinaries, provider string) r
 		m.Images = append(m.Images, im)
 	}
 	return m
+}
+
+// ownedVersions are the Kubernetes, etcd and CoreDNS versions of a
+// provider that builds its clusters here. The existing provider's clusters
+// are someone else's, whose versions the harness does not know before it
+// connects, so a report records none rather than the embedded provider's.
+func ownedVersions(provider string) (k8s, etcd, coredns string, ok bool) {
+	switch provider {
+	case providerEmbedded:
+		k8s, etcd, coredns = local.Versions()
+		return k8s, etcd, coredns, true
+	case providerKind:
+		k8s, etcd, coredns = kind.Versions()
+		return k8s, etcd, coredns, true
+	}
+	return "", "", "", false
 }
 
 // fileDigest is "sha256:<hex>" of a file, or "" when it cannot be read.

@@ -182,3 +182,17 @@ func shellWords(t *testing.T, cmd string) []string {
 	}
 	return words
 }
+
+// A report names Kubernetes, etcd and CoreDNS versions only for the
+// providers that build their clusters here; an existing cluster's are not
+// the embedded provider's.
+func TestRunMetaRecordsOnlyOwnedVersions(t *testing.T) {
+	for provider, owned := range map[string]bool{providerEmbedded: true, providerKind: true, providerExisting: false} {
+		m := runMeta(manifests.Images{}, imageBinaries{}, provider)
+		require.NotEmpty(t, m.Components["go"], provider)
+		for _, c := range []string{"kubernetes", "etcd", "coredns"} {
+			_, has := m.Components[c]
+			require.Equal(t, owned, has, "%s: %s", provider, c)
+		}
+	}
+}

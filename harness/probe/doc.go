@@ -8,7 +8,7 @@
 // Every probe dials through one Prober, which resolves external names
 // through the harness's external DNS when one is given, records a
 // transcript of what it tried and what happened, and classifies each
-// failure into a typed reason (fixtures/reason) from the errors themselves:
+// failure into a typed reason (fixtures/wire/reason) from the errors themselves:
 // the TLS handshake's own error is captured before gRPC flattens it into a
 // status string, and a connection that dies before a word was spoken is
 // sniffed to tell a TLS peer from a plaintext one. Probes never skip

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // component is one thing built into its own cache folder.
@@ -164,7 +166,7 @@ func (c component) verify() error {
 
 func (c component) writeStamp(source string) error {
 	data, _ := json.MarshalIndent(stamp{Module: c.module, Version: c.version, Built: time.Now().UTC(), Source: source}, "", "  ")
-	if err := os.WriteFile(c.stampPath(), append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(c.stampPath(), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("%w: write stamp: %w", ErrBuild, err)
 	}
 	return nil

@@ -330,11 +330,8 @@ func (c *controller) nodePortBackends(sp corev1.ServicePort) ([]netip.AddrPort, 
 	}
 	var out []netip.AddrPort
 	for _, n := range nodes {
-		for _, a := range n.Status.Addresses {
-			if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP && ip.Is4() {
-				out = append(out, netip.AddrPortFrom(ip, uint16(sp.NodePort)))
-				break
-			}
+		if ip, ok := clusters.NodeInternalIP(n); ok {
+			out = append(out, netip.AddrPortFrom(ip, uint16(sp.NodePort)))
 		}
 	}
 	slices.SortFunc(out, func(a, b netip.AddrPort) int { return a.Compare(b) })

@@ -8,9 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/nvcf/conformance/harness/model/topology"
 )
 
 // ClusterConfig names one cluster's pod network.
@@ -19,7 +20,7 @@ type ClusterConfig struct {
 	// the bridge nvcfbr<Index> and the ranges of plan.go. Required range [0, MaxClusters).
 	Index int
 	// Name is the cluster's name, part of every pod netns name
-	// (nvcf-<Name>-<uid8>); lower-case letters, digits and '-'. Required.
+	// (nvcf-<Name>-<uid8>); a DNS label (topology.IsDNSLabel). Required.
 	Name string
 	// StateDir holds the IPAM file ipam-<Name>.json. Required.
 	StateDir string
@@ -37,8 +38,6 @@ type Cluster struct {
 	pods map[string]Pod // pod UID → pod
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-
 // SetupCluster creates (or reuses) the bridge of cluster cfg.Index with its
 // gateway address, switches forwarding on for it, installs the nftables
 // table and loads the IPAM, freeing addresses of namespaces that no longer
@@ -48,8 +47,8 @@ func SetupCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err := checkIndex(cfg.Index); err != nil {
 		return nil, err
 	}
-	if !nameRE.MatchString(cfg.Name) {
-		return nil, fmt.Errorf("cluster name %q: use lower-case letters, digits and '-' (it is part of netns names)", cfg.Name)
+	if !topology.IsDNSLabel(cfg.Name) { // it is part of netns names
+		return nil, fmt.Errorf("cluster name %q: not a DNS label (lower-case letters, digits and '-', at most 63)", cfg.Name)
 	}
 	if cfg.StateDir == "" {
 		return nil, errors.New("podnet.ClusterConfig.StateDir is required (the IPAM file lives there)")

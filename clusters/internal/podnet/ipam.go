@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // ipam hands out pod addresses from one /24 (.2 to .254; .1 is the
@@ -130,7 +132,7 @@ func (m *ipam) Allocations() map[string]netip.Addr {
 	return out
 }
 
-// save writes the state atomically (temp file + rename).
+// save writes the state atomically.
 func (m *ipam) save() error {
 	b, err := json.MarshalIndent(m.state, "", "  ")
 	if err != nil {
@@ -139,11 +141,7 @@ func (m *ipam) save() error {
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 		return fmt.Errorf("IPAM state dir: %w", err)
 	}
-	tmp := m.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write IPAM state: %w", err)
-	}
-	if err := os.Rename(tmp, m.path); err != nil {
+	if err := atomicfile.Write(m.path, b, 0o644); err != nil {
 		return fmt.Errorf("write IPAM state: %w", err)
 	}
 	return nil

@@ -6,8 +6,19 @@ import (
 )
 
 // The address plan of docs/architecture.md: cluster i (0-based, topology
-// order) owns these ranges. MaxClusters bounds i so every range stays valid.
-const MaxClusters = 90
+// order) owns these ranges. These are the plan's limits, for every user.
+const (
+	// MaxClusters bounds i so every range stays valid: cluster i's service
+	// range 198.19.(10+i).0/24 must stay below the first load-balancer
+	// pool, 198.19.100.0/24.
+	MaxClusters = 90
+	// EnvironmentClusters is how many indexes, [0, EnvironmentClusters),
+	// the embedded provider's environments take, all of them together.
+	// The indexes above belong to root tests that make networks of their
+	// own (nvcfbr85…89), so that those never take a running environment's
+	// bridge or ranges.
+	EnvironmentClusters = 80
+)
 
 // TestRange is the whole pod range; nothing in it leaves the machine.
 var TestRange = netip.MustParsePrefix("198.18.0.0/15")

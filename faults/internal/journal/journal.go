@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/faults/internal/flock"
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // FileName is the journal's file name inside the state directory.
@@ -108,12 +109,8 @@ func (j *Journal) rewrite(fn func([]Entry) []Entry) error {
 	if err != nil {
 		return fmt.Errorf("encode journal: %w", err)
 	}
-	tmp := j.Path() + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := atomicfile.Write(j.Path(), data, 0o600); err != nil {
 		return fmt.Errorf("write journal: %w", err)
-	}
-	if err := os.Rename(tmp, j.Path()); err != nil {
-		return fmt.Errorf("replace journal: %w", err)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/nvcf/conformance/clusters/internal/binaries"
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 //go:embed files
@@ -171,7 +172,7 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	}
 	img.BuildSeconds = time.Since(start).Seconds()
 	b, _ := json.MarshalIndent(img, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "image.json"), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "image.json"), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "node image %s built in %s (%s)\n", img.Ref, time.Since(start).Round(time.Second), img.Archive)

@@ -15,6 +15,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // Config is agent.json, written by the launcher into the state folder.
@@ -35,13 +36,13 @@ func ConfigFile(dir string) string { return filepath.Join(dir, "agent.json") }
 // LogDir is where every component of the environment logs.
 func LogDir(dir string) string { return filepath.Join(dir, "logs") }
 
-// WriteConfig writes agent.json.
+// WriteConfig writes agent.json, atomically.
 func WriteConfig(dir string, c Config) error {
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode agent config: %w", err)
 	}
-	if err := os.WriteFile(ConfigFile(dir), data, 0o600); err != nil {
+	if err := atomicfile.Write(ConfigFile(dir), data, 0o600); err != nil {
 		return fmt.Errorf("write agent config: %w", err)
 	}
 	return nil

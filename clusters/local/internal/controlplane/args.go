@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nvcf/conformance/clusters/internal/corefile"
 	"github.com/nvcf/conformance/clusters/local/internal/plan"
 )
 
@@ -153,35 +154,15 @@ func schedulerArgs(kubeconfig string) []string {
 	}
 }
 
-// corefile renders CoreDNS's configuration: the cluster domain from the
-// API, the external domain forwarded to the agent's DNS, and NXDOMAIN for
-// everything else (nothing leaves the machine). The cluster domain is not
-// cached: the kubernetes plugin answers from its informer's memory, and a
-// cache would only hold a replaced pod's records (and a Stargate
-// discovering its peers by DNS) back by its TTL.
-func corefile(c plan.Cluster, kubeconfig, domain string) string {
-	bind := c.BridgeIP().String()
-	return fmt.Sprintf(`%[1]s:53 in-addr.arpa:53 ip6.arpa:53 {
-    bind %[2]s
-    errors
-    kubernetes %[1]s in-addr.arpa ip6.arpa {
-        kubeconfig %[3]s %[4]s
-        fallthrough in-addr.arpa ip6.arpa
-    }
-}
-%[5]s:53 {
-    bind %[2]s
-    errors
-    forward . %[6]s
-    cache 5
-}
-.:53 {
-    bind %[2]s
-    template ANY ANY {
-        rcode NXDOMAIN
-    }
-}
-`, plan.ClusterDomain, bind, kubeconfig, c.Name, domain, c.Env.ExternalDNS().String())
+// Corefile is CoreDNS's configuration for cluster c: the shared policy
+// (corefile.Render), run in the host namespace on the cluster's bridge
+// address, reaching the API through kubeconfig, forwarding the topology's
+// domain to the agent's external DNS.
+func Corefile(c plan.Cluster, kubeconfig, domain string) string {
+	return corefile.Render(corefile.Config{
+		ClusterDomain: plan.ClusterDomain, ExternalDomain: domain, ExternalDNS: c.Env.ExternalDNS(),
+		Bind: c.BridgeIP(), Kubeconfig: kubeconfig, Context: c.Name,
+	})
 }
 
 func logPath(dir, cluster, component string) string {

@@ -143,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 // exist by then.
 func (c *Cluster) StartCoreDNS() error {
 	path := filepath.Join(c.cfg.Dir, "Corefile")
-	if err := os.WriteFile(path, []byte(corefile(c.cfg.Plan, c.coreDNSKubeconfig, c.cfg.Domain)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(Corefile(c.cfg.Plan, c.coreDNSKubeconfig, c.cfg.Domain)), 0o644); err != nil {
 		return fmt.Errorf("cluster %s: write Corefile: %w", c.cfg.Plan.Name, err)
 	}
 	return c.start("coredns", c.cfg.Bin.CoreDNS, []string{"-conf", path})

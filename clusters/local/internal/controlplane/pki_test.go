@@ -128,7 +128,7 @@ func TestWriteKubeconfigOneContextPerCluster(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestCorefile(t *testing.T) {
-	cf := corefile(plan.For(1, "region-b"), "/s/kubeconfig", "nvcf.test")
+	cf := Corefile(plan.For(1, "region-b"), "/s/kubeconfig", "nvcf.test")
 	require.Contains(t, cf, "bind 198.18.11.1")
 	require.Contains(t, cf, "kubeconfig /s/kubeconfig region-b")
 	require.Contains(t, cf, "nvcf.test:53 {")

@@ -12,9 +12,6 @@ import (
 	"github.com/nvcf/conformance/clusters/internal/podnet"
 )
 
-// MaxClusters is how many clusters the plan has room for.
-const MaxClusters = 80
-
 // Cluster is the addresses of cluster i.
 type Cluster struct {
 	Index int

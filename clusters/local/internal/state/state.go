@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/internal/atomicfile"
 )
 
 // State is state.json.
@@ -81,11 +82,7 @@ func (s *State) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	tmp := File(dir) + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	if err := os.Rename(tmp, File(dir)); err != nil {
+	if err := atomicfile.Write(File(dir), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
