@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,7 +108,43 @@ const faultHold = 8 * time.Second
 
 func (kp killPoint) isRun() bool { return strings.HasPrefix(kp.cmd, "run/") }
 
-func TestCrashPoints(t *testing.T) {
+// firstFailure is the test, keeping its first failure's message: the
+// summary, logged last, repeats it, so that a log cut to its tail (a CI
+// page) still says why the test failed.
+type firstFailure struct {
+	*testing.T
+	mu    sync.Mutex
+	first string
+}
+
+func (f *firstFailure) note(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.first == "" {
+		f.first = msg
+	}
+}
+
+func (f *firstFailure) Errorf(format string, args ...any) {
+	f.T.Helper()
+	f.note(fmt.Sprintf(format, args...))
+	f.T.Errorf(format, args...)
+}
+
+func (f *firstFailure) Fatalf(format string, args ...any) {
+	f.T.Helper()
+	f.note(fmt.Sprintf(format, args...))
+	f.T.Fatalf(format, args...)
+}
+
+func (f *firstFailure) failure() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.first
+}
+
+func TestCrashPoints(tt *testing.T) {
+	t := &firstFailure{T: tt}
 	if testing.Short() {
 		t.Skip("crash test: skipped with -short")
 	}
@@ -165,6 +202,13 @@ func TestCrashPoints(t *testing.T) {
 	// chunk of the long form leaves what it measured.
 	defer func() {
 		sum := summarize(results, seed)
+		if f := t.failure(); f != "" {
+			const keep = 4000
+			if len(f) > keep {
+				f = "…" + f[len(f)-keep:]
+			}
+			sum += "\nFAILED after iteration " + strconv.Itoa(len(results)-1) + ": " + f + "\n"
+		}
 		t.Log(sum)
 		if report != "" {
 			require.NoError(t, os.WriteFile(report, []byte(sum), 0o644))
@@ -325,7 +369,7 @@ func selectPoints(spec string) ([]killPoint, error) {
 // buildBundle builds what `harness run` needs beside it (the CLI, the
 // reference binary, the suite, test2json, gotestsum) into a temporary
 // folder, as `make build` does into bin/.
-func buildBundle(ctx context.Context, t *testing.T) string {
+func buildBundle(ctx context.Context, t testing.TB) string {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -343,7 +387,7 @@ func buildBundle(ctx context.Context, t *testing.T) string {
 }
 
 type crashHarness struct {
-	t                                 *testing.T
+	t                                 *firstFailure
 	bin, binDir, stateHome, artifacts string
 }
 
