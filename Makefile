@@ -81,7 +81,7 @@ fuzz:
 # the same time: the harness first (it fetches or builds the binaries), then
 # the suite and the rest of bin/ while the binaries come.
 ready: deps
-	$(NOCGO) $(GO) build $(TRIM) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
+	@$(NOCGO) ./hack/heartbeat.sh "compiling the harness (from an empty build cache this takes minutes)" $(GO) build $(TRIM) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/harness
 	@./$(BIN)/harness binaries & pid=$$!; \
 		$(MAKE) --no-print-directory build || { kill $$pid; wait $$pid; exit 1; }; \
 		wait $$pid
