@@ -17,6 +17,8 @@ func Catalogue() []Scenario {
 		tlsMissingTrust(),
 		tlsMalformedBundle(),
 		tlsExplicitHTTPRefused(),
+		tlsSchemeLessBootstrapRefused(),
+		tlsIPLiteralBootstrap(),
 		tlsExplicitHTTPInsecureProfile(),
 		// authority.go
 		authorityRoutesToNamed(),
@@ -34,6 +36,7 @@ func Catalogue() []Scenario {
 		watchCrossRegion(),
 		watchSchemeLessRemoteRefused(),
 		watchHTTPToTLSRemoteRefused(),
+		watchIPLiteralRemote(),
 		// registration.go
 		registrationEveryStargateEveryRegion(),
 		registrationExplicitHTTPS(),

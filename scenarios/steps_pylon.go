@@ -115,6 +115,30 @@ func withSystemStoreLackingTheRoot(_ *Env, o *deploy.PylonOverrides) {
 	o.TrustConfigMap = pki.ConfigMapName(pki.BundleUnrelated)
 }
 
+// withSchemeLessBootstrap gives Pylon its bootstrap address as host:port,
+// without a scheme.
+func withSchemeLessBootstrap(e *Env, o *deploy.PylonOverrides) {
+	o.BootstrapURL = strings.TrimPrefix(e.Deployed.BootstrapURL, "https://")
+}
+
+// freshPylonDialingIngressByIP reads the outcome of a fresh Pylon called
+// name whose bootstrap address, with the faulty setting, names the
+// bootstrap region's ingress by its load balancer's IP instead of its
+// hostname (same port, same certificate).
+func freshPylonDialingIngressByIP(name string) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		v := PylonVariant{Name: name}
+		if s == Faulty {
+			lb, err := e.loadBalancer(e.Bootstrap(), manifests.GRPCService, manifests.GRPCPort)
+			if err != nil {
+				return fmt.Errorf("the bootstrap ingress's IP: %w", err)
+			}
+			v.Overrides.BootstrapURL = "https://" + lb.String()
+		}
+		return e.pylonVariantOutcome(ctx, v)
+	}
+}
+
 // withHTTPBootstrap gives Pylon an explicit http:// bootstrap address.
 func withHTTPBootstrap(e *Env, o *deploy.PylonOverrides) {
 	o.BootstrapURL = strings.Replace(e.Deployed.BootstrapURL, "https://", "http://", 1)

@@ -76,6 +76,12 @@ func crossRegionWatch(ctx context.Context, e *Env, _ Setting) error {
 // with the control's configuration) and reads whether it watches the
 // remote region or refuses.
 func loneStargateWatchingRemote(variant string, bad func(string) string) Try {
+	return loneStargateWatchingRemoteAs(variant, func(_ *Env, _, u string) (string, error) { return bad(u), nil })
+}
+
+// loneStargateWatchingRemoteAs is loneStargateWatchingRemote with a
+// faulty URL that needs the environment (the remote region's addresses).
+func loneStargateWatchingRemoteAs(variant string, bad func(e *Env, remote, u string) (string, error)) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
 		remote, err := remoteWatched(e)
 		if err != nil {
@@ -83,7 +89,9 @@ func loneStargateWatchingRemote(variant string, bad func(string) string) Try {
 		}
 		u := deploy.GRPCURL(e.Topology, remote)
 		if s == Faulty {
-			u = bad(u)
+			if u, err = bad(e, remote, u); err != nil {
+				return err
+			}
 		}
 		return e.WithStargate(ctx, e.Bootstrap(), variant, []string{u}, func(ctx context.Context, pod string) error {
 			if e.Config.byMetrics() {
@@ -199,3 +207,13 @@ func (e *Env) watchedOverTLS(ctx context.Context, remote string, handed []string
 func withoutScheme(u string) string { return strings.TrimPrefix(u, "https://") }
 
 func overHTTP(u string) string { return strings.Replace(u, "https://", "http://", 1) }
+
+// byIngressIP names the remote region's ingress by its load balancer's IP
+// (same scheme, port and certificate).
+func byIngressIP(e *Env, remote, _ string) (string, error) {
+	lb, err := e.loadBalancer(remote, manifests.GRPCService, manifests.GRPCPort)
+	if err != nil {
+		return "", fmt.Errorf("the remote ingress's IP: %w", err)
+	}
+	return "https://" + lb.String(), nil
+}

@@ -133,6 +133,31 @@ func tlsExplicitHTTPRefused() Scenario {
 	}
 }
 
+func tlsSchemeLessBootstrapRefused() Scenario {
+	return Scenario{
+		ID: "tls/scheme-less-bootstrap-refused", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD4, Defect5},
+		Summary:  "in the secure profile Pylon refuses a bootstrap address without a scheme, never reading it as plaintext",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		Expect:   FailClosed(reason.SchemeRequired).From(reason.OriginPylon), Control: "tls/pylon-verified",
+		Try: freshPylon("scheme-less-bootstrap", withSchemeLessBootstrap),
+	}
+}
+
+func tlsIPLiteralBootstrap() Scenario {
+	return Scenario{
+		ID: "tls/ip-literal-bootstrap", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD3, DoD4},
+		Summary:  "Pylon given its bootstrap ingress as an IP literal refuses the certificate, which names only the dial hosts",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		// The same ingress, port and certificate as the control; only the
+		// dial host differs. A Pylon that verified against anything but
+		// the host it dialled (the :authority, a name it resolved) passes.
+		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
+		Try: freshPylonDialingIngressByIP("ip-literal-bootstrap"),
+	}
+}
+
 func tlsExplicitHTTPInsecureProfile() Scenario {
 	return Scenario{
 		ID: "tls/explicit-http-insecure-profile", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},

@@ -35,6 +35,20 @@ func watchSchemeLessRemoteRefused() Scenario {
 	}
 }
 
+func watchIPLiteralRemote() Scenario {
+	return Scenario{
+		ID: "watch/ip-literal-remote", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
+		Covers:   []Requirement{DoD3, DoD4},
+		Summary:  "a Stargate given the remote region's ingress as an IP literal refuses its certificate, which names only the dial hosts",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		// The reference Stargate dials its remote regions itself; NVCF's
+		// hands the URL on (see watch/scheme-less-remote-refused), where a
+		// handed-out IP literal is red as accepted.
+		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginStargate), Control: "watch/cross-region",
+		Try: loneStargateWatchingRemoteAs("ip-literal-remote", byIngressIP),
+	}
+}
+
 func watchHTTPToTLSRemoteRefused() Scenario {
 	return Scenario{
 		ID: "watch/http-to-tls-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
