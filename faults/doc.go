@@ -8,5 +8,6 @@
 // injects it and always runs its undo (when the duration ends, the context
 // ends or Stop is called), record when it was
 // active in a Recorder, and journal it in the state directory so that
-// CleanupLeftovers removes what a killed run left behind. See README.md.
+// CleanupLeftovers removes what a killed run left behind. See faults/README.md
+// (Leftovers), and docs/operations.md for cleaning up after a kill.
 package faults

@@ -13,5 +13,5 @@
 // The folder also holds Kubernetes Secrets (kubernetes.io/tls) and the
 // nvcf-transport-trust-bundle ConfigMaps as YAML, which Manifest.Secrets
 // and Manifest.ConfigMaps return as k8s.io/api values. Unchanged inputs
-// reuse the folder; see README.md for the layout and the rules.
+// reuse the folder; see pki/README.md for the layout and the rules.
 package pki
