@@ -40,6 +40,8 @@ func Catalogue() []Scenario {
 		// registration.go
 		registrationEveryStargateEveryRegion(),
 		registrationExplicitHTTPS(),
+		registrationSchemeLessDialAddrRefused(),
+		registrationHTTPDialAddrRefused(),
 		registrationRogueAck(),
 		// quic.go
 		quicTunnelUp(),

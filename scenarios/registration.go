@@ -4,6 +4,8 @@ package scenarios
 // in every region, over explicit https:// addresses. Steps:
 // steps_registration.go.
 
+import "github.com/nvcf/conformance/fixtures/wire/reason"
+
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{
 		ID: "registration/every-stargate-every-region", Layer: LayerRegistration, Labels: []string{LabelPylon, LabelCrossRegion},
@@ -24,6 +26,30 @@ func registrationExplicitHTTPS() Scenario {
 		Summary:         "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
 		Expect:          Pass,
 		Try:             explicitHTTPS,
+	}
+}
+
+func registrationSchemeLessDialAddrRefused() Scenario {
+	return Scenario{
+		ID: "registration/scheme-less-dial-addr-refused", Layer: LayerRegistration, Labels: []string{LabelDeploys},
+		Covers:   []Requirement{DoD4},
+		Summary:  "a Stargate given a scheme-less gRPC dial address to advertise refuses it at start-up",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		// Taken, it would be handed to every Pylon in WatchStargates, which
+		// a legacy Pylon dials in plaintext.
+		Expect: FailClosed(reason.SchemeRequired).From(reason.OriginStargate), Control: "registration/explicit-https",
+		Try: loneStargateAdvertising("scheme-less-dial-addr", withoutScheme),
+	}
+}
+
+func registrationHTTPDialAddrRefused() Scenario {
+	return Scenario{
+		ID: "registration/http-dial-addr-refused", Layer: LayerRegistration, Labels: []string{LabelDeploys},
+		Covers:   []Requirement{DoD4},
+		Summary:  "a Stargate given an http:// gRPC dial address to advertise in the secure profile refuses it at start-up",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginStargate), Control: "registration/explicit-https",
+		Try: loneStargateAdvertising("http-dial-addr", overHTTP),
 	}
 }
 

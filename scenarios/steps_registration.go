@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/wire/reason"
+	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
+	"github.com/nvcf/conformance/harness/probe"
 )
 
 // PylonRegisteredEverywhere waits until the Pylon called name holds a
@@ -119,6 +123,88 @@ func rogueAck(ctx context.Context, e *Env, _ Setting) error {
 	}
 	if _, _, err := net.SplitHostPort(ack.GetReverseTunnelPylonDialAddr()); err != nil {
 		return fmt.Errorf("ack's reverse_tunnel_pylon_dial_addr %q is not host:port: %w", ack.GetReverseTunnelPylonDialAddr(), err)
+	}
+	return nil
+}
+
+// dialAddrFlag is the Stargate flag naming the gRPC dial address it
+// advertises to Pylons.
+const dialAddrFlag = "--grpc-pylon-dial-addr="
+
+// loneStargateAdvertising starts a lone Stargate of the bootstrap region
+// whose --grpc-pylon-dial-addr is the region's own (the control) or that
+// address made bad by bad, and reads what it did with it: refused at
+// start-up (its termination message), or advertised. Advertised, it must
+// be in the Stargate's own WatchStargates answer, asked on the pod, exactly
+// as given and explicit https://; a bad address it advertises is an
+// acceptance, since every Pylon watching it is handed that address.
+func loneStargateAdvertising(variant string, bad func(string) string) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		region := e.Bootstrap()
+		given := deploy.GRPCURL(e.Topology, region)
+		if s == Faulty {
+			given = bad(given)
+		}
+		edit := func(args []string) []string {
+			var out []string
+			for _, a := range args {
+				if !strings.HasPrefix(a, dialAddrFlag) {
+					out = append(out, a)
+				}
+			}
+			return append(out, dialAddrFlag+given)
+		}
+		return e.WithStargateArgs(ctx, region, variant, edit, func(ctx context.Context, pod string) error {
+			return e.dialAddrAdvertised(ctx, region, pod, given)
+		})
+	}
+}
+
+// dialAddrAdvertised waits for the lone Stargate pod to refuse (exit with a
+// termination message) or to advertise a gRPC dial address for itself in
+// its own WatchStargates answer, and judges that address against given.
+func (e *Env) dialAddrAdvertised(ctx context.Context, region, pod, given string) error {
+	cs, err := e.Kube(region)
+	if err != nil {
+		return err
+	}
+	var decided error
+	var ev strings.Builder
+	fmt.Fprintf(&ev, "Stargate %s/%s, given %s%s\n", region, pod, dialAddrFlag, given)
+	var advertised []string
+	err = e.Eventually(ctx, "Stargate "+pod+" to advertise its dial address or refuse", waitConverge, func(ctx context.Context) error {
+		ip, exited, err := e.stargateVariantIP(ctx, cs, pod)
+		if err != nil || exited != nil {
+			decided = exited
+			return err
+		}
+		t := probe.GRPCTarget{Addr: net.JoinHostPort(ip, strconv.Itoa(manifests.GRPCPort)), TLS: probe.TLS{Plaintext: true}}
+		r, err := e.Probe.WatchUntil(ctx, t, func(r *stargatepb.WatchStargatesResponse) bool { return len(r.GetStargates()) > 0 })
+		if err != nil {
+			return fmt.Errorf("Stargate %s neither refused nor answered WatchStargates: %w", pod, err)
+		}
+		advertised = advertised[:0]
+		for _, sg := range r.GetStargates() {
+			advertised = append(advertised, sg.GetGrpcPylonDialAddr())
+		}
+		fmt.Fprintf(&ev, "WatchStargates on %s: grpc_pylon_dial_addr=%q\n", t.Addr, advertised)
+		return nil
+	})
+	defer func() { _ = e.noteEvidence("dial-addr.txt", ev.String()) }()
+	if err != nil {
+		return reason.Wrap(reason.Timeout, err)
+	}
+	if decided != nil {
+		fmt.Fprintf(&ev, "refused: %v\n", decided)
+		return decided
+	}
+	for _, a := range advertised {
+		if !strings.HasPrefix(a, "https://") {
+			return accepted(fmt.Errorf("the Stargate started without refusing and advertises grpc_pylon_dial_addr %q to every watcher", a))
+		}
+		if a != given {
+			return fmt.Errorf("the Stargate advertises grpc_pylon_dial_addr %q, not the %q it was given", a, given)
+		}
 	}
 	return nil
 }

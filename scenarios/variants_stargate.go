@@ -28,6 +28,23 @@ const remoteURLFlag = "--remote-stargate-url="
 // the pod's name, and deletes the pod whatever fn returned. A failure to
 // start or delete the pod is a step's failure (the case is an Error).
 func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) error {
+	return e.WithStargateArgs(ctx, region, variant, func(args []string) []string {
+		var out []string
+		for _, a := range args {
+			if !strings.HasPrefix(a, remoteURLFlag) {
+				out = append(out, a)
+			}
+		}
+		for _, u := range remoteURLs {
+			out = append(out, remoteURLFlag+u)
+		}
+		return out
+	}, fn)
+}
+
+// WithStargateArgs is WithStargate with the template's arguments edited
+// by edit instead of only the remote watch URLs replaced.
+func (e *Env) WithStargateArgs(ctx context.Context, region, variant string, edit func(args []string) []string, fn func(ctx context.Context, pod string) error) error {
 	ns := e.Deployed.Namespace
 	tmpl, err := e.stargateTemplate(ctx, region)
 	if err != nil {
@@ -43,16 +60,7 @@ func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteUR
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	c := &pod.Spec.Containers[0]
-	var args []string
-	for _, a := range c.Args {
-		if !strings.HasPrefix(a, remoteURLFlag) {
-			args = append(args, a)
-		}
-	}
-	for _, u := range remoteURLs {
-		args = append(args, remoteURLFlag+u)
-	}
-	c.Args = args
+	c.Args = edit(slices.Clone(c.Args))
 	c.ReadinessProbe = nil
 	// A refusal at start-up ends the process, which writes it as a
 	// reason.Message to the template's terminationMessagePath; the API
