@@ -24,6 +24,7 @@ func Catalogue() []Scenario {
 		authorityUnknown(),
 		authorityNoSuchPod(),
 		authorityNotReady(),
+		authorityTerminating(),
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),
@@ -47,6 +48,7 @@ func Catalogue() []Scenario {
 		quicWrongServerRoot(),
 		quicUnknownSNI(),
 		quicNotReady(),
+		quicTerminating(),
 		quicPylonTunnel(),
 		// invocation.go
 		invocationInRegion(),
