@@ -57,7 +57,28 @@ func authorityNotReady() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a registration naming a Stargate pod that runs but is not ready is refused by the router as not-ready",
 		Expect:  FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNamingNotReady,
+		Try: registerNamingUnroutable((*Env).WithNotReadyStargate),
+	}
+}
+
+func authorityTerminating() Scenario {
+	return Scenario{
+		ID: "authority/terminating", Layer: LayerAuthority, Labels: []string{LabelProbe, LabelDeploys},
+		Covers:  []Requirement{DoD6},
+		Summary: "a registration naming a Stargate pod inside its termination window (deleted, still serving, listed serving and terminating) is refused by the router as not-ready",
+		// The pod is a real Stargate deleted with a 60 s grace period that
+		// serves on after SIGTERM (--shutdown-drain-timeout-ms, NVCF's own
+		// flag, which the reference takes too), readiness unchanged:
+		// Kubernetes lists it ready=false, serving=true, terminating=true,
+		// proven with its deletionTimestamp and its answers before the
+		// attempt and after (WithTerminatingStargate). NVCF's router keeps
+		// only ready && serving && !terminating endpoints and says
+		// "target stargate {pod} is not ready", as for a pod never ready:
+		// no reason of its own. A router that read serving as ready routes
+		// there, and the registration shows on the terminating pod.
+		Expect: FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
+		Takes: terminatingTakes,
+		Try:   registerNamingUnroutable((*Env).WithTerminatingStargate),
 	}
 }
 

@@ -26,6 +26,7 @@ func Catalogue() []Scenario {
 		authorityUnknown(),
 		authorityNoSuchPod(),
 		authorityNotReady(),
+		authorityTerminating(),
 		authorityDashedIP(),
 		// discovery.go
 		discoveryIdentities(),
@@ -52,6 +53,7 @@ func Catalogue() []Scenario {
 		quicWrongServerRoot(),
 		quicUnknownSNI(),
 		quicNotReady(),
+		quicTerminating(),
 		quicPylonTunnel(),
 		// invocation.go
 		invocationInRegion(),

@@ -35,10 +35,10 @@ type Env struct {
 	faults []string
 	// proofs are the server-side checks made, each with its proof level.
 	proofs []string
-	// mustAnswer names the not-ready Stargate pods ("region/pod") that
-	// every server-side sweep must ask while they run
-	// (WithNotReadyStargate); another not-ready pod that does not answer
-	// is left out.
+	// mustAnswer names the not-ready or terminating Stargate pods
+	// ("region/pod") that every server-side sweep must ask while a case
+	// holds them (askedThrough); another not-ready pod that does not
+	// answer, or another terminating one, is left out.
 	mustAnswer []string
 }
 

@@ -94,7 +94,25 @@ func quicNotReady() Scenario {
 		// A real router's relay says not-ready where the reference one
 		// knows no ready pod by that name (docs/reasons.md).
 		Expect: FailClosed(reason.UnknownSNI, reason.NotReady).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
-		Try: tunnelToNotReady,
+		Try: tunnelToUnroutable((*Env).WithNotReadyStargate),
+	}
+}
+
+func quicTerminating() Scenario {
+	return Scenario{
+		ID: "quic/terminating", Layer: LayerQUIC, Labels: []string{LabelProbe, LabelDeploys},
+		Covers:  []Requirement{DoD6},
+		Summary: "the relay refuses an SNI naming a Stargate pod inside its termination window (deleted, still serving, listed serving and terminating)",
+		// The terminating pod as in authority/terminating
+		// (WithTerminatingStargate). The relay's refusal is as for a
+		// not-ready pod: a real router's relay knows no ready pod by that
+		// name (docs/reasons.md). A relay that read serving as ready
+		// forwards the tunnel to the terminating Stargate, which holds no
+		// registration of its id and refuses it itself (unregistered, the
+		// wrong origin): the case fails either way.
+		Expect: FailClosed(reason.UnknownSNI, reason.NotReady).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
+		Takes: terminatingTakes,
+		Try:   tunnelToUnroutable((*Env).WithTerminatingStargate),
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/nvcf/conformance/fixtures/deploy"
 	"github.com/nvcf/conformance/fixtures/status"
 )
@@ -120,15 +122,18 @@ func readHeld(region string, p Pod, d Doc) (held, error) {
 }
 
 // askStargates asks every Stargate pod of every region what it holds:
-// every ready one, every one of e.mustAnswer, and every other one that
-// answers (terminating pods and pods without an IP are left out). It reads
-// /status, or, when the run's proofs come from a real Stargate's sources,
-// /metrics and ListModels (readActive).
+// every ready one, every one of e.mustAnswer (terminating or not), and
+// every other one that answers (other terminating pods and pods without an
+// IP are left out). It reads /status, or, when the run's proofs come from a
+// real Stargate's sources, /metrics and ListModels (readActive).
 func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	var out []held
 	for _, r := range e.Regions() {
 		pods, err := e.Pods(ctx, r, deploy.StargateSelector().String())
 		if err != nil {
+			return nil, err
+		}
+		if pods, err = e.withTerminatingMustAnswer(ctx, r, pods); err != nil {
 			return nil, err
 		}
 		for _, p := range pods {
@@ -150,10 +155,34 @@ func (e *Env) askStargates(ctx context.Context) ([]held, error) {
 	}
 	for _, name := range e.mustAnswer {
 		if _, ok := findHeld(out, name); !ok {
-			return nil, fmt.Errorf("the not-ready Stargate %s is gone or has no IP", name)
+			return nil, fmt.Errorf("the Stargate %s, which must answer, is gone or has no IP", name)
 		}
 	}
 	return out, nil
+}
+
+// withTerminatingMustAnswer adds to pods (region's, from Pods, which
+// leaves deleted pods out) each pod of e.mustAnswer in region that Pods
+// left out: a deleted Stargate that a case holds inside its termination
+// window (WithTerminatingStargate) serves on, and a request routed to it
+// must show.
+func (e *Env) withTerminatingMustAnswer(ctx context.Context, region string, pods []Pod) ([]Pod, error) {
+	for _, named := range e.mustAnswer {
+		r, name, _ := strings.Cut(named, "/")
+		if r != region || slices.ContainsFunc(pods, func(p Pod) bool { return p.Name == name }) {
+			continue
+		}
+		cs, err := e.Kube(region)
+		if err != nil {
+			return nil, err
+		}
+		kp, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("Stargate %s, which must answer: %w", named, err)
+		}
+		pods = append(pods, Pod{Name: kp.Name, IP: kp.Status.PodIP, Ready: podReady(*kp)})
+	}
+	return pods, nil
 }
 
 // askStargate reads what one Stargate pod holds, from the run's source.

@@ -72,16 +72,23 @@ func registerNamingAbsent(pod func(e *Env, region string, p Pod) string) Try {
 	}
 }
 
-// registerNamingNotReady registers a rogue inference server through the
-// bootstrap region's ingress while a real Stargate pod of that region runs
-// not ready beside the ready ones (WithNotReadyStargate); the :authority
-// names the not-ready pod, or, with the control's configuration, the
-// region's first ready replica. Every server-side sweep asks the not-ready
-// pod too, so a request routed to it shows on its own counters.
-func registerNamingNotReady(ctx context.Context, e *Env, s Setting) error {
-	return e.WithNotReadyStargate(ctx, e.Bootstrap(), func(ctx context.Context, unready Pod) error {
-		return registerNaming(func(e *Env, region string, _ Pod) string { return e.Identity(region, unready.Name) })(ctx, e, s)
-	})
+// beside runs fn while a real Stargate pod of region, which the router
+// must not route to, runs beside the ready ones, every server-side sweep
+// asking it too: (*Env).WithNotReadyStargate or
+// (*Env).WithTerminatingStargate.
+type beside func(e *Env, ctx context.Context, region string, fn func(ctx context.Context, p Pod) error) error
+
+// registerNamingUnroutable registers a rogue inference server through the
+// bootstrap region's ingress while a Stargate pod of that region that is
+// not to be routed to runs beside the ready ones (with); the :authority
+// names that pod, or, with the control's configuration, the region's first
+// ready replica. A request routed to it shows on its own counters.
+func registerNamingUnroutable(with beside) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		return with(e, ctx, e.Bootstrap(), func(ctx context.Context, unroutable Pod) error {
+			return registerNaming(func(e *Env, region string, _ Pod) string { return e.Identity(region, unroutable.Name) })(ctx, e, s)
+		})
+	}
 }
 
 // registerThrough registers a rogue inference server through t and proves

@@ -142,21 +142,23 @@ func tunnelToAbsentPod(ctx context.Context, e *Env, s Setting) error {
 	})
 }
 
-// tunnelToNotReady is tunnelCase while a real Stargate pod of the
-// bootstrap region runs not ready beside the ready ones
-// (WithNotReadyStargate): the tunnel's SNI names the not-ready pod, or,
-// with the control's configuration, the registration's own replica. Every
-// server-side sweep asks the not-ready pod too.
-func tunnelToNotReady(ctx context.Context, e *Env, s Setting) error {
-	return e.WithNotReadyStargate(ctx, e.Bootstrap(), func(ctx context.Context, unready Pod) error {
-		if s == AsControl {
-			return tunnelCase(ctx, e, nil)
-		}
-		return tunnelCase(ctx, e, func(e *Env, t *probe.QUICTarget) error {
-			t.TLS.ServerName = e.Identity(e.Bootstrap(), unready.Name)
-			return nil
+// tunnelToUnroutable is tunnelCase while a Stargate pod of the bootstrap
+// region that is not to be routed to runs beside the ready ones (with):
+// the tunnel's SNI names that pod, or, with the control's configuration,
+// the registration's own replica. Every server-side sweep asks that pod
+// too.
+func tunnelToUnroutable(with beside) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		return with(e, ctx, e.Bootstrap(), func(ctx context.Context, unroutable Pod) error {
+			if s == AsControl {
+				return tunnelCase(ctx, e, nil)
+			}
+			return tunnelCase(ctx, e, func(e *Env, t *probe.QUICTarget) error {
+				t.TLS.ServerName = e.Identity(e.Bootstrap(), unroutable.Name)
+				return nil
+			})
 		})
-	})
+	}
 }
 
 // pylonTunnelsConnected waits until the cell's Pylon holds a connected

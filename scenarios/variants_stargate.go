@@ -192,21 +192,27 @@ var neverReady = &corev1.Probe{
 	PeriodSeconds: 2, FailureThreshold: 1,
 }
 
-// notReadyPod is the not-ready Stargate pod in namespace ns, from the
+// servicePod is a Stargate pod called name in namespace ns, from the
 // Stargate workload's pod template tmpl: the template's labels (which the
 // Services select; no pod-template-hash or controller-revision-hash, so no
-// ReplicaSet or StatefulSet adopts it) and spec, with every container's
-// readiness probe replaced by neverReady.
-func notReadyPod(tmpl *corev1.PodTemplateSpec, ns string) *corev1.Pod {
+// ReplicaSet or StatefulSet adopts it) with manifests.VariantLabel set to
+// variant, and the template's spec.
+func servicePod(tmpl *corev1.PodTemplateSpec, ns, name, variant string) *corev1.Pod {
 	lbl := maps.Clone(tmpl.Labels)
 	if lbl == nil {
 		lbl = map[string]string{}
 	}
-	lbl[manifests.VariantLabel] = "not-ready"
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: notReadyName, Namespace: ns, Labels: lbl},
+	lbl[manifests.VariantLabel] = variant
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbl},
 		Spec:       *tmpl.Spec.DeepCopy(),
 	}
+}
+
+// notReadyPod is the not-ready Stargate pod in namespace ns: servicePod
+// with every container's readiness probe replaced by neverReady.
+func notReadyPod(tmpl *corev1.PodTemplateSpec, ns string) *corev1.Pod {
+	pod := servicePod(tmpl, ns, notReadyName, "not-ready")
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].ReadinessProbe = neverReady.DeepCopy()
 	}
@@ -241,16 +247,169 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 		}); err != nil {
 			return stepFailed("start a not-ready Stargate in "+region, err)
 		}
-		e.mustAnswer = append(e.mustAnswer, region+"/"+p.Name)
-		defer func() {
-			e.mustAnswer = slices.DeleteFunc(e.mustAnswer, func(n string) bool { return n == region+"/"+p.Name })
-		}()
-		err := fn(ctx, p)
+		err := e.askedThrough(region+"/"+p.Name, func() error { return fn(ctx, p) })
 		if _, nerr := e.notReady(ctx, region); nerr != nil {
 			err = errors.Join(err, stepFailed("keep the not-ready Stargate running and not ready through the case", nerr))
 		}
 		return err
 	})
+}
+
+// askedThrough runs fn with the Stargate pod named ("region/pod") among
+// e.mustAnswer: every server-side sweep asks it meanwhile, whatever its
+// readiness or deletion.
+func (e *Env) askedThrough(named string, fn func() error) error {
+	e.mustAnswer = append(e.mustAnswer, named)
+	defer func() {
+		e.mustAnswer = slices.DeleteFunc(e.mustAnswer, func(n string) bool { return n == named })
+	}()
+	return fn()
+}
+
+// terminatingName names the terminating Stargate pod (no StatefulSet
+// ordinal, as notReadyName).
+const terminatingName = "stargate-terminating"
+
+// The terminating Stargate's window. Deleted with terminatingGrace, it
+// serves on for terminatingDrain after SIGTERM (its
+// --shutdown-drain-timeout-ms) and then stops by itself, well before the
+// kubelet's SIGKILL; the drain outlasts a case's attempts and their
+// server-side proofs (three heartbeats each) with room to spare.
+const (
+	terminatingGrace = 60 // seconds
+	terminatingDrain = 40 * time.Second
+)
+
+// terminatingTakes is about how long a case held inside the window runs
+// (Scenario.Takes), its control twin included: each starts the pod (about
+// 10 s to ready) and waits for it to go, terminatingDrain after deletion.
+const terminatingTakes = 2 * (10*time.Second + terminatingDrain)
+
+// drainFlag is the Stargate flag (NVCF's, which the reference takes too)
+// that keeps it serving after SIGTERM.
+const drainFlag = "--shutdown-drain-timeout-ms="
+
+// terminatingPod is the terminating Stargate pod in namespace ns before
+// its deletion: servicePod with the grace period terminatingGrace and the
+// Stargate container told to drain for terminatingDrain.
+func terminatingPod(tmpl *corev1.PodTemplateSpec, ns string) *corev1.Pod {
+	pod := servicePod(tmpl, ns, terminatingName, "terminating")
+	grace := int64(terminatingGrace)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == manifests.StargateName })
+	if i < 0 {
+		i = 0
+	}
+	c := &pod.Spec.Containers[i]
+	c.Args = append(slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, drainFlag) }),
+		fmt.Sprintf("%s%d", drainFlag, terminatingDrain.Milliseconds()))
+	return pod
+}
+
+// WithTerminatingStargate starts, in region, a real Stargate pod beside
+// the workload's (servicePod: the Stargate Service selects it), waits
+// until it is ready, answers and is listed ready, then deletes it with a
+// grace period of terminatingGrace seconds. Inside that termination window
+// it must, proven from Kubernetes and the pod itself before fn runs and
+// again after: carry a deletionTimestamp, still run (no container ended
+// or restarted), answer the server-side checks (askStargate), and be
+// listed by the Stargate Service's EndpointSlice with ready=false,
+// serving=true, terminating=true. Serving follows the pod's readiness: a
+// Stargate that withdrew its readiness, or stopped serving, on SIGTERM
+// makes the case an Error, since a router that read serving as ready
+// would then refuse too. fn runs with the terminating pod; the case then
+// waits for the pod to go (its drain ends), so no later case meets it.
+// Any of these steps failing makes the case an Error.
+func (e *Env) WithTerminatingStargate(ctx context.Context, region string, fn func(ctx context.Context, p Pod) error) error {
+	tmpl, err := e.stargateTemplate(ctx, region)
+	if err != nil {
+		return stepFailed("read the Stargate pod template", err)
+	}
+	cs, err := e.Kube(region)
+	if err != nil {
+		return stepFailed("reach region "+region, err)
+	}
+	api := cs.CoreV1().Pods(e.Deployed.Namespace)
+	return e.withPod(ctx, region, terminatingPod(tmpl, e.Deployed.Namespace), "terminating Stargate", func(ctx context.Context) error {
+		if err := e.Eventually(ctx, "Stargate "+terminatingName+" running, ready, answering and listed ready", waitConverge, func(ctx context.Context) error {
+			return e.readyBeforeDeletion(ctx, region)
+		}); err != nil {
+			return stepFailed("start a Stargate to delete in "+region, err)
+		}
+		grace := int64(terminatingGrace)
+		if err := api.Delete(ctx, terminatingName, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+			return stepFailed(fmt.Sprintf("delete Stargate %s with a grace period of %d s", terminatingName, grace), err)
+		}
+		err := e.insideTerminationWindow(ctx, region, fn)
+		gone := e.Eventually(context.WithoutCancel(ctx), "terminating Stargate "+terminatingName+" gone", time.Duration(terminatingGrace+30)*time.Second, func(ctx context.Context) error {
+			if _, err := api.Get(ctx, terminatingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("pod %s still exists (%v)", terminatingName, err)
+			}
+			return nil
+		})
+		return withCleanup(err, "wait for the terminating Stargate to go", gone)
+	})
+}
+
+// insideTerminationWindow waits until the deleted Stargate of region is
+// terminating and serving, runs fn with it while every sweep asks it, and
+// requires it to be so still afterwards.
+func (e *Env) insideTerminationWindow(ctx context.Context, region string, fn func(ctx context.Context, p Pod) error) error {
+	var p Pod
+	if err := e.Eventually(ctx, "Stargate "+terminatingName+" terminating, running, answering and listed serving and terminating", waitStatus, func(ctx context.Context) (err error) {
+		p, err = e.terminating(ctx, region)
+		return err
+	}); err != nil {
+		return stepFailed("hold a Stargate inside its termination window in "+region, err)
+	}
+	err := e.askedThrough(region+"/"+p.Name, func() error { return fn(ctx, p) })
+	if _, terr := e.terminating(ctx, region); terr != nil {
+		err = errors.Join(err, stepFailed("keep the Stargate inside its termination window, serving, through the case", terr))
+	}
+	return err
+}
+
+// readyBeforeDeletion checks that the Stargate to delete runs, is ready,
+// answers and is listed ready: serving=true after its deletion then means
+// it stayed ready.
+func (e *Env) readyBeforeDeletion(ctx context.Context, region string) error {
+	_, p, err := e.runningStargate(ctx, region, terminatingName)
+	if err != nil {
+		return err
+	}
+	if !p.Ready {
+		return fmt.Errorf("pod %s is not ready yet", p.Name)
+	}
+	cond, err := e.listedAs(ctx, region, p.Name)
+	if err != nil {
+		return err
+	}
+	if cond.Ready == nil || !*cond.Ready {
+		return fmt.Errorf("the EndpointSlice does not list pod %s ready yet (%s)", p.Name, conditions(cond))
+	}
+	return nil
+}
+
+// terminating checks that the deleted Stargate of region carries a
+// deletionTimestamp, still runs and answers (runningStargate), and is
+// listed with ready=false, serving=true, terminating=true.
+func (e *Env) terminating(ctx context.Context, region string) (Pod, error) {
+	kp, p, err := e.runningStargate(ctx, region, terminatingName)
+	if err != nil {
+		return p, err
+	}
+	if kp.DeletionTimestamp == nil {
+		return p, fmt.Errorf("pod %s has no deletionTimestamp", p.Name)
+	}
+	cond, err := e.listedAs(ctx, region, p.Name)
+	if err != nil {
+		return p, err
+	}
+	if cond.Ready == nil || *cond.Ready || cond.Serving == nil || !*cond.Serving || cond.Terminating == nil || !*cond.Terminating {
+		return p, fmt.Errorf("the EndpointSlice lists pod %s (deleted at %s) with %s, not ready=false serving=true terminating=true",
+			p.Name, kp.DeletionTimestamp.UTC().Format(time.RFC3339), conditions(cond))
+	}
+	return p, nil
 }
 
 // notReady checks that the not-ready Stargate of region runs (no container
@@ -259,43 +418,81 @@ func (e *Env) WithNotReadyStargate(ctx context.Context, region string, fn func(c
 // Stargate, which serves no /status), and is listed by the Stargate
 // Service's EndpointSlices with ready=false.
 func (e *Env) notReady(ctx context.Context, region string) (Pod, error) {
+	kp, p, err := e.runningStargate(ctx, region, notReadyName)
+	if err != nil {
+		return p, err
+	}
+	if p.Ready {
+		return p, fmt.Errorf("pod %s is ready", p.Name)
+	}
+	cond, err := e.listedAs(ctx, region, kp.Name)
+	if err != nil {
+		return p, err
+	}
+	if cond.Ready == nil || *cond.Ready {
+		return p, fmt.Errorf("the EndpointSlice lists pod %s as ready (%s)", p.Name, conditions(cond))
+	}
+	return p, nil
+}
+
+// runningStargate reads the Stargate pod called name in region and checks
+// that it runs (phase Running, an IP, every container running and never
+// restarted) and answers what the server-side checks read (askStargate).
+func (e *Env) runningStargate(ctx context.Context, region, name string) (*corev1.Pod, Pod, error) {
 	cs, err := e.Kube(region)
 	if err != nil {
-		return Pod{}, err
+		return nil, Pod{}, err
 	}
-	ns := e.Deployed.Namespace
-	kp, err := cs.CoreV1().Pods(ns).Get(ctx, notReadyName, metav1.GetOptions{})
+	kp, err := cs.CoreV1().Pods(e.Deployed.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return Pod{}, err
+		return nil, Pod{}, err
 	}
 	p := Pod{Name: kp.Name, IP: kp.Status.PodIP, Ready: podReady(*kp)}
-	if kp.Status.Phase != corev1.PodRunning || p.IP == "" || p.Ready || len(kp.Status.ContainerStatuses) != len(kp.Spec.Containers) {
-		return p, fmt.Errorf("pod %s: phase %s, ip %q, ready %t, containers %s", p.Name, kp.Status.Phase, p.IP, p.Ready, containerStates(*kp))
+	if kp.Status.Phase != corev1.PodRunning || p.IP == "" || len(kp.Status.ContainerStatuses) != len(kp.Spec.Containers) {
+		return kp, p, fmt.Errorf("pod %s: phase %s, ip %q, ready %t, containers %s", p.Name, kp.Status.Phase, p.IP, p.Ready, containerStates(*kp))
 	}
 	for _, c := range kp.Status.ContainerStatuses {
 		if c.State.Running == nil || c.RestartCount > 0 {
-			return p, fmt.Errorf("pod %s: a container is not running or restarted: %s", p.Name, containerStates(*kp))
+			return kp, p, fmt.Errorf("pod %s: a container is not running or restarted: %s", p.Name, containerStates(*kp))
 		}
 	}
 	if _, err := e.askStargate(ctx, region, p); err != nil {
-		return p, err
+		return kp, p, fmt.Errorf("pod %s does not answer: %w", p.Name, err)
 	}
-	list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + manifests.HeadlessService})
+	return kp, p, nil
+}
+
+// listedAs returns the conditions of pod's endpoint in the Stargate
+// Service's EndpointSlices of region (what the router reads); an error
+// when no slice lists the pod.
+func (e *Env) listedAs(ctx context.Context, region, pod string) (discoveryv1.EndpointConditions, error) {
+	cs, err := e.Kube(region)
 	if err != nil {
-		return p, err
+		return discoveryv1.EndpointConditions{}, err
+	}
+	list, err := cs.DiscoveryV1().EndpointSlices(e.Deployed.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + manifests.HeadlessService})
+	if err != nil {
+		return discoveryv1.EndpointConditions{}, err
 	}
 	for _, s := range list.Items {
 		for _, ep := range s.Endpoints {
-			if ep.TargetRef == nil || ep.TargetRef.Name != p.Name {
-				continue
+			if ep.TargetRef != nil && ep.TargetRef.Name == pod {
+				return ep.Conditions, nil
 			}
-			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
-				return p, fmt.Errorf("EndpointSlice %s lists pod %s as ready (%v)", s.Name, p.Name, ep.Conditions.Ready)
-			}
-			return p, nil
 		}
 	}
-	return p, fmt.Errorf("no EndpointSlice of Service %s lists pod %s", manifests.HeadlessService, p.Name)
+	return discoveryv1.EndpointConditions{}, fmt.Errorf("no EndpointSlice of Service %s lists pod %s", manifests.HeadlessService, pod)
+}
+
+// conditions renders an endpoint's conditions, "-" for an unset one.
+func conditions(c discoveryv1.EndpointConditions) string {
+	b := func(v *bool) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprint(*v)
+	}
+	return fmt.Sprintf("ready=%s serving=%s terminating=%s", b(c.Ready), b(c.Serving), b(c.Terminating))
 }
 
 // stargateVariantIP is the IP of the lone Stargate pod, or, when its
