@@ -341,6 +341,12 @@ func (e *Env) WithTerminatingStargate(ctx context.Context, region string, fn fun
 			return stepFailed(fmt.Sprintf("delete Stargate %s with a grace period of %d s", terminatingName, grace), err)
 		}
 		err := e.insideTerminationWindow(ctx, region, fn)
+		// The case is over: end the window now (grace 0) rather than
+		// wait out the drain, which only the attempt needed.
+		now := int64(0)
+		if derr := api.Delete(context.WithoutCancel(ctx), terminatingName, metav1.DeleteOptions{GracePeriodSeconds: &now}); derr != nil && !apierrors.IsNotFound(derr) {
+			err = errors.Join(err, stepFailed("end the termination window of Stargate "+terminatingName, derr))
+		}
 		gone := e.Eventually(context.WithoutCancel(ctx), "terminating Stargate "+terminatingName+" gone", time.Duration(terminatingGrace+30)*time.Second, func(ctx context.Context) error {
 			if _, err := api.Get(ctx, terminatingName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("pod %s still exists (%v)", terminatingName, err)
