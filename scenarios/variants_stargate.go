@@ -341,9 +341,12 @@ func (e *Env) WithTerminatingStargate(ctx context.Context, region string, fn fun
 			return stepFailed(fmt.Sprintf("delete Stargate %s with a grace period of %d s", terminatingName, grace), err)
 		}
 		err := e.insideTerminationWindow(ctx, region, fn)
-		// The case is over: end the window now (grace 0) rather than
-		// wait out the drain, which only the attempt needed.
-		now := int64(0)
+		// The case is over: end the window now, with a second deletion
+		// of a 1 s grace period, which the kubelet honours, rather than
+		// wait out the drain, which only the attempt needed. (Grace 0
+		// would only remove the API object, and a new pod of the same
+		// name would wait for the old one's drain.)
+		now := int64(1)
 		if derr := api.Delete(context.WithoutCancel(ctx), terminatingName, metav1.DeleteOptions{GracePeriodSeconds: &now}); derr != nil && !apierrors.IsNotFound(derr) {
 			err = errors.Join(err, stepFailed("end the termination window of Stargate "+terminatingName, derr))
 		}

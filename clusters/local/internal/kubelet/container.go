@@ -161,10 +161,10 @@ func (r *podRuntime) runOnce(c *ctrState) (exitCode int, err error) {
 	select {
 	case <-exited:
 	case <-r.ctx.Done():
-		r.terminate(cmd, exited, r.currentGrace())
+		r.terminate(cmd, exited)
 	case why = <-unhealthy:
 		r.log.Info("container failed its liveness or startup probe; restarting", "container", c.spec.Name, "why", why)
-		r.terminate(cmd, exited, r.currentGrace())
+		r.terminate(cmd, exited)
 	}
 	stopProbes()
 	st := cmd.ProcessState
@@ -201,23 +201,35 @@ func (r *podRuntime) waiting(c *ctrState, reason string, err error) error {
 	return err
 }
 
-func (r *podRuntime) currentGrace() time.Duration {
+// currentGrace is the pod's grace period and the channel closed when a
+// later deletion shortens it.
+func (r *podRuntime) currentGrace() (time.Duration, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.grace
+	return r.grace, r.graceCut
 }
 
 // terminate sends SIGTERM to the container's process group, then SIGKILL
-// once grace has passed, and waits for the exit.
-func (r *podRuntime) terminate(cmd *exec.Cmd, exited <-chan struct{}, grace time.Duration) {
+// once the grace period, counted from the SIGTERM, has passed (a shorter
+// one set meanwhile counts), and waits for the exit.
+func (r *podRuntime) terminate(cmd *exec.Cmd, exited <-chan struct{}) {
 	pid := cmd.Process.Pid
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-exited:
-		return
-	case <-t.C:
+	sent := time.Now()
+	var grace time.Duration
+	for over := false; !over; {
+		var cut <-chan struct{}
+		grace, cut = r.currentGrace()
+		t := time.NewTimer(max(0, grace-time.Since(sent)))
+		select {
+		case <-exited:
+			t.Stop()
+			return
+		case <-cut:
+		case <-t.C:
+			over = true
+		}
+		t.Stop()
 	}
 	r.log.Info("grace period over; killing", "pid", pid, "grace", grace)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)

@@ -45,9 +45,12 @@ type podRuntime struct {
 	init      []*ctrState
 	ctrs      []*ctrState
 	grace     time.Duration
-	stopping  bool
-	conds     map[corev1.PodConditionType]corev1.PodCondition
-	volset    *volumeSet // used by setup, then by resyncVolumes only
+	// graceCut is closed (and replaced) when a later deletion shortens
+	// grace, so that terminations under way count down the shorter one.
+	graceCut chan struct{}
+	stopping bool
+	conds    map[corev1.PodConditionType]corev1.PodCondition
+	volset   *volumeSet // used by setup, then by resyncVolumes only
 }
 
 func newPodRuntime(k *provider, pod *corev1.Pod) *podRuntime {
@@ -61,6 +64,7 @@ func newPodRuntime(k *provider, pod *corev1.Pod) *podRuntime {
 		dirty:     make(chan struct{}, 1),
 		startTime: metav1.Now(),
 		conds:     map[corev1.PodConditionType]corev1.PodCondition{},
+		graceCut:  make(chan struct{}),
 	}
 	for i := range pod.Spec.InitContainers {
 		r.init = append(r.init, newCtrState(pod.Spec.InitContainers[i], true))
@@ -219,11 +223,21 @@ func (r *podRuntime) resyncVolumes() {
 	}
 }
 
-// stop asks the pod to terminate its containers within grace.
+// stop asks the pod to terminate its containers within grace. Called
+// again while they terminate (a second deletion), it can only shorten the
+// grace period, as the kubelet honours a shorter one.
 func (r *podRuntime) stop(grace *int64) {
 	r.mu.Lock()
 	if grace != nil {
-		r.grace = time.Duration(*grace) * time.Second
+		g := time.Duration(*grace) * time.Second
+		switch {
+		case !r.stopping:
+			r.grace = g
+		case g < r.grace:
+			r.grace = g
+			close(r.graceCut)
+			r.graceCut = make(chan struct{})
+		}
 	}
 	r.stopping = true
 	r.mu.Unlock()
