@@ -193,3 +193,25 @@ func TestCertificateAuthorities(t *testing.T) {
 		require.Equal(t, a.ExpectedFailure, got, a.File)
 	}
 }
+
+// TestIngressCertificateCoversTheDialHostsOnly: the good ingress
+// certificate verifies for every dial host and for no identity carried as
+// :authority, so a client that verified the authority cannot pass.
+func TestIngressCertificateCoversTheDialHostsOnly(t *testing.T) {
+	req := defaultRequest(t)
+	m := mint(t, req)
+	roots := pool(t, m.Path(find(t, m, pki.Root, "")))
+	for _, c := range req.Clusters {
+		require.NotEmpty(t, c.Authorities, c.Name)
+		leaf := certs(t, m.Path(find(t, m, pki.ServerGood, c.Name)))[0]
+		require.ElementsMatch(t, c.DialHosts, leaf.DNSNames, c.Name)
+		for _, host := range c.DialHosts {
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: host})
+			require.NoError(t, err, host)
+		}
+		for _, auth := range c.Authorities {
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: strings.Replace(auth, "*", pki.SampleLabel, 1)})
+			require.Equal(t, reason.HostnameMismatch, pki.ClassifyVerifyError(err), auth)
+		}
+	}
+}

@@ -50,8 +50,10 @@ func (b *builder) build() error {
 		return err
 	}
 	for _, c := range b.req.Clusters {
-		grpcNames := append(append([]string{}, c.DialHosts...), c.Authorities...)
-		if err := b.serverFamily(c.Name, RoleGRPC, grpcNames, c.DialHosts[0]); err != nil {
+		// The ingress certificate covers the dial hosts alone: TLS
+		// verifies the dial host, never the :authority (the Stargate
+		// identity), so a client that verified the authority must fail.
+		if err := b.serverFamily(c.Name, RoleGRPC, c.DialHosts, c.DialHosts[0]); err != nil {
 			return err
 		}
 		if err := b.serverFamily(c.Name, RoleQUIC, c.QUICNames, concrete(c.QUICNames[0])); err != nil {

@@ -54,8 +54,10 @@ type ClusterNames struct {
 	// DialHosts are the external hostnames of the TLS ingress (gRPC, then
 	// HTTP); the first is the intended verification name. No wildcards.
 	DialHosts []string `json:"dialHosts"`
-	// Authorities are further names the ingress certificate covers, such
-	// as the identity wildcard carried as :authority (wildcards allowed).
+	// Authorities are the names clients carry as HTTP/2 :authority through
+	// the ingress, such as the identity wildcard (wildcards allowed). TLS
+	// verifies the dial host and never these, so the good ingress
+	// certificate does not cover them.
 	Authorities []string `json:"authorities,omitempty"`
 	// QUICNames are the SNI names of the QUIC relay (per-pod identities,
 	// wildcards such as "*.sg.region-a.nvcf.test" allowed).
@@ -72,7 +74,7 @@ type ClientIdentity struct {
 
 // formatTag versions the folder layout and is part of the input hash: bump
 // it whenever Mint's output changes, so that old folders are re-minted.
-const formatTag = "nvcf-pki/v2"
+const formatTag = "nvcf-pki/v3"
 
 // normalized returns a copy with defaults filled in and names lower-cased.
 func (r Request) normalized() Request {
