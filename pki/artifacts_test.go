@@ -38,7 +38,11 @@ func TestLeavesAreWhatTheyAreMeantToBe(t *testing.T) {
 			want := 0
 			for _, c := range req.Clusters {
 				for _, role := range []pki.Role{pki.RoleGRPC, pki.RoleQUIC} {
-					for _, p := range pki.ServerPurposes {
+					purposes := pki.ServerPurposes
+					if role == pki.RoleGRPC {
+						purposes = append(append([]pki.Purpose{}, purposes...), pki.IngressPurposes...)
+					}
+					for _, p := range purposes {
 						require.True(t, checked[fmt.Sprintf("%s/%s/%s", c.Name, role, p)], "%s %s %s not minted", c.Name, role, p)
 						want++
 					}
@@ -116,6 +120,15 @@ func checkLeaf(t *testing.T, m *pki.Manifest, a pki.Artifact, roots, wrongRoots 
 		require.ErrorAs(t, err, &he)
 		require.Len(t, leaf.DNSNames, 1)
 		require.NoError(t, verify(roots, leaf.DNSNames[0], now, usage), "only the name is wrong")
+	case pki.ServerIdentityOnly:
+		var he x509.HostnameError
+		require.ErrorAs(t, err, &he)
+		require.Equal(t, pki.RoleGRPC, a.Role)
+		require.NotEmpty(t, leaf.DNSNames)
+		for _, san := range leaf.DNSNames {
+			require.True(t, strings.HasPrefix(san, "*."), "only identity wildcards, got %s", san)
+			require.NoError(t, verify(roots, strings.Replace(san, "*", pki.SampleLabel, 1), now, usage), "only the name is wrong: SAN %s", san)
+		}
 	case pki.ServerExpired, pki.ClientExpired, pki.ServerNotYetValid:
 		var ci x509.CertificateInvalidError
 		require.ErrorAs(t, err, &ci)

@@ -53,10 +53,10 @@ func (b *builder) build() error {
 		// The ingress certificate covers the dial hosts alone: TLS
 		// verifies the dial host, never the :authority (the Stargate
 		// identity), so a client that verified the authority must fail.
-		if err := b.serverFamily(c.Name, RoleGRPC, c.DialHosts, c.DialHosts[0]); err != nil {
+		if err := b.serverFamily(c.Name, RoleGRPC, c.DialHosts, c.DialHosts[0], c.Authorities); err != nil {
 			return err
 		}
-		if err := b.serverFamily(c.Name, RoleQUIC, c.QUICNames, concrete(c.QUICNames[0])); err != nil {
+		if err := b.serverFamily(c.Name, RoleQUIC, c.QUICNames, concrete(c.QUICNames[0]), nil); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,11 @@ func (b *builder) windows() (good, expired, notYet [2]time.Time) {
 	return
 }
 
-func (b *builder) serverFamily(cluster string, role Role, names []string, verify string) error {
+// serverFamily mints the server certificates of role in cluster: names are
+// the good certificate's SANs, verify the name every one is verified for.
+// authorities, when given, are names the role's clients carry beside verify
+// but must not verify: ServerIdentityOnly covers them alone.
+func (b *builder) serverFamily(cluster string, role Role, names []string, verify string, authorities []string) error {
 	good, expired, notYet := b.windows()
 	wrongName := wrongHost(verify, names)
 	leaf := func(cn string, hosts []string, profile string, w [2]time.Time) cfca.Leaf {
@@ -152,6 +156,9 @@ func (b *builder) serverFamily(cluster string, role Role, names []string, verify
 		{ServerWrongRoot, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.wrong, usageServer, verify, reason.UnknownAuthority},
 		{serverNoServerAuth, cluster, role, leaf(names[0], names, cfca.ProfileClient, good), b.issuer, usageServer, verify, reason.BadCertificate},
 		{serverCNOnly, cluster, role, leaf(verify, nil, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.BadCertificate},
+	}
+	if len(authorities) > 0 {
+		specs = append(specs, leafSpec{ServerIdentityOnly, cluster, role, leaf(authorities[0], authorities, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.HostnameMismatch})
 	}
 	return b.leaves(specs)
 }

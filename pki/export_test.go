@@ -40,6 +40,7 @@ const (
 // The purpose lists, and the classifier of verification errors.
 var (
 	ServerPurposes      = serverPurposes
+	IngressPurposes     = ingressPurposes
 	ClientPurposes      = clientPurposes
 	BundlePurposes      = bundlePurposes
 	ClassifyVerifyError = classifyVerifyError

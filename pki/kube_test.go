@@ -23,7 +23,7 @@ func TestSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		cluster string
 		want    int
-	}{{"region-a", 14}, {"region-b", 14}, {"workers", 3}} {
+	}{{"region-a", 2*len(pki.ServerPurposes) + len(pki.IngressPurposes)}, {"region-b", 2*len(pki.ServerPurposes) + len(pki.IngressPurposes)}, {"workers", len(pki.ClientPurposes)}} {
 		secrets, err := m.Secrets(tc.cluster)
 		require.NoError(t, err)
 		require.Len(t, secrets, tc.want, tc.cluster)

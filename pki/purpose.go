@@ -22,6 +22,11 @@ const (
 	serverNoServerAuth Purpose = "server-no-serverauth"
 	// serverCNOnly has the name in its CN and no SAN at all.
 	serverCNOnly Purpose = "server-cn-only"
+	// ServerIdentityOnly (RoleGRPC only) covers the names carried as
+	// :authority (ClusterNames.Authorities) and not the dial host: what a
+	// client that verified the :authority instead of the dial host would
+	// accept.
+	ServerIdentityOnly Purpose = "server-identity-only"
 )
 
 // Client certificates (RoleClient, per client identity).
@@ -65,6 +70,11 @@ const (
 
 // serverPurposes lists the server certificate purposes in minting order.
 var serverPurposes = []Purpose{ServerGood, ServerWrongHost, ServerExpired, serverNotYetValid, ServerWrongRoot, serverNoServerAuth, serverCNOnly}
+
+// ingressPurposes lists the server certificate purposes minted for the
+// ingress (RoleGRPC) alone, after serverPurposes, for a cluster that names
+// authorities.
+var ingressPurposes = []Purpose{ServerIdentityOnly}
 
 // clientPurposes lists the client certificate purposes in minting order.
 var clientPurposes = []Purpose{ClientGood, ClientWrongRoot, clientExpired}
