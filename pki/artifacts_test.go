@@ -26,12 +26,22 @@ func TestLeavesAreWhatTheyAreMeantToBe(t *testing.T) {
 			req.Intermediate = inter
 			m := mint(t, req)
 			roots := pool(t, m.Path(find(t, m, pki.Root, "")))
+			quicRoots := pool(t, m.Path(find(t, m, pki.QUICRoot, "")))
 			wrongRoots := pool(t, m.Path(find(t, m, pki.WrongRoot, "")))
 			now := time.Now()
 			checked := map[string]bool{}
 			for _, a := range m.Select(func(a pki.Artifact) bool { return a.Kind == pki.KindCert && a.Role != "" }) {
 				t.Run(a.File, func(t *testing.T) {
-					checkLeaf(t, m, a, roots, wrongRoots, inter, now)
+					// Each plane chains to its own root only.
+					own, other := roots, quicRoots
+					if a.Role == pki.RoleQUIC {
+						own, other = quicRoots, roots
+					}
+					checkLeaf(t, m, a, own, wrongRoots, inter, now)
+					if a.Purpose == pki.ServerGood || a.Purpose == pki.ClientGood {
+						_, err := certs(t, m.Path(a))[0].Verify(x509.VerifyOptions{Roots: other, Intermediates: chainPool(t, m, a), DNSName: a.VerifyName, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+						require.Equal(t, reason.UnknownAuthority, pki.ClassifyVerifyError(err), "the other plane's root must not verify %s", a.File)
+					}
 				})
 				checked[fmt.Sprintf("%s/%s/%s", a.Cluster, a.Role, a.Purpose)] = true
 			}
@@ -57,6 +67,15 @@ func TestLeavesAreWhatTheyAreMeantToBe(t *testing.T) {
 			require.Len(t, checked, want, "unexpected extra leaves")
 		})
 	}
+}
+
+// chainPool holds the certificates after the leaf in a's file.
+func chainPool(t *testing.T, m *pki.Manifest, a pki.Artifact) *x509.CertPool {
+	p := x509.NewCertPool()
+	for _, c := range certs(t, m.Path(a))[1:] {
+		p.AddCert(c)
+	}
+	return p
 }
 
 func checkLeaf(t *testing.T, m *pki.Manifest, a pki.Artifact, roots, wrongRoots *x509.CertPool, inter bool, now time.Time) {
@@ -186,6 +205,15 @@ func TestCertificateAuthorities(t *testing.T) {
 	require.Equal(t, reason.UnknownAuthority, pki.ClassifyVerifyError(err))
 	_, err = wrong.Verify(x509.VerifyOptions{Roots: wrongRoots, KeyUsages: anyUse})
 	require.NoError(t, err)
+
+	// The QUIC plane has a root (and intermediate) of its own.
+	quicRoot := certs(t, m.Path(find(t, m, pki.QUICRoot, "")))[0]
+	quicInter := certs(t, m.Path(find(t, m, pki.QUICIntermediate, "")))[0]
+	require.True(t, quicRoot.IsCA && quicInter.IsCA)
+	require.NoError(t, quicRoot.CheckSignatureFrom(quicRoot))
+	require.NoError(t, quicInter.CheckSignatureFrom(quicRoot))
+	require.Error(t, quicInter.CheckSignatureFrom(root))
+	require.NotEqual(t, root.Subject.String(), quicRoot.Subject.String())
 
 	require.NoError(t, inter.CheckSignatureFrom(root))
 	require.Equal(t, 0, inter.MaxPathLen)

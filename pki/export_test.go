@@ -23,6 +23,7 @@ const (
 	BundleMissing      = bundleMissing
 	BundleEmpty        = bundleEmpty
 	Intermediate       = intermediate
+	QUICIntermediate   = quicIntermediate
 
 	KindSecret    = kindSecret
 	KindConfigMap = kindConfigMap

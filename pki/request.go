@@ -75,7 +75,7 @@ type ClientIdentity struct {
 
 // formatTag versions the folder layout and is part of the input hash: bump
 // it whenever Mint's output changes, so that old folders are re-minted.
-const formatTag = "nvcf-pki/v3"
+const formatTag = "nvcf-pki/v4"
 
 // normalized returns a copy with defaults filled in and names lower-cased.
 func (r Request) normalized() Request {
