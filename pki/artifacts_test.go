@@ -26,19 +26,33 @@ func TestLeavesAreWhatTheyAreMeantToBe(t *testing.T) {
 			req.Intermediate = inter
 			m := mint(t, req)
 			roots := pool(t, m.Path(find(t, m, pki.Root, "")))
+			quicRoots := pool(t, m.Path(find(t, m, pki.QUICRoot, "")))
 			wrongRoots := pool(t, m.Path(find(t, m, pki.WrongRoot, "")))
 			now := time.Now()
 			checked := map[string]bool{}
 			for _, a := range m.Select(func(a pki.Artifact) bool { return a.Kind == pki.KindCert && a.Role != "" }) {
 				t.Run(a.File, func(t *testing.T) {
-					checkLeaf(t, m, a, roots, wrongRoots, inter, now)
+					// Each plane chains to its own root only.
+					own, other := roots, quicRoots
+					if a.Role == pki.RoleQUIC {
+						own, other = quicRoots, roots
+					}
+					checkLeaf(t, m, a, own, wrongRoots, inter, now)
+					if a.Purpose == pki.ServerGood || a.Purpose == pki.ClientGood {
+						_, err := certs(t, m.Path(a))[0].Verify(x509.VerifyOptions{Roots: other, Intermediates: chainPool(t, m, a), DNSName: a.VerifyName, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+						require.Equal(t, reason.UnknownAuthority, pki.ClassifyVerifyError(err), "the other plane's root must not verify %s", a.File)
+					}
 				})
 				checked[fmt.Sprintf("%s/%s/%s", a.Cluster, a.Role, a.Purpose)] = true
 			}
 			want := 0
 			for _, c := range req.Clusters {
 				for _, role := range []pki.Role{pki.RoleGRPC, pki.RoleQUIC} {
-					for _, p := range pki.ServerPurposes {
+					purposes := pki.ServerPurposes
+					if role == pki.RoleGRPC {
+						purposes = append(append([]pki.Purpose{}, purposes...), pki.IngressPurposes...)
+					}
+					for _, p := range purposes {
 						require.True(t, checked[fmt.Sprintf("%s/%s/%s", c.Name, role, p)], "%s %s %s not minted", c.Name, role, p)
 						want++
 					}
@@ -53,6 +67,15 @@ func TestLeavesAreWhatTheyAreMeantToBe(t *testing.T) {
 			require.Len(t, checked, want, "unexpected extra leaves")
 		})
 	}
+}
+
+// chainPool holds the certificates after the leaf in a's file.
+func chainPool(t *testing.T, m *pki.Manifest, a pki.Artifact) *x509.CertPool {
+	p := x509.NewCertPool()
+	for _, c := range certs(t, m.Path(a))[1:] {
+		p.AddCert(c)
+	}
+	return p
 }
 
 func checkLeaf(t *testing.T, m *pki.Manifest, a pki.Artifact, roots, wrongRoots *x509.CertPool, inter bool, now time.Time) {
@@ -116,6 +139,15 @@ func checkLeaf(t *testing.T, m *pki.Manifest, a pki.Artifact, roots, wrongRoots 
 		require.ErrorAs(t, err, &he)
 		require.Len(t, leaf.DNSNames, 1)
 		require.NoError(t, verify(roots, leaf.DNSNames[0], now, usage), "only the name is wrong")
+	case pki.ServerIdentityOnly:
+		var he x509.HostnameError
+		require.ErrorAs(t, err, &he)
+		require.Equal(t, pki.RoleGRPC, a.Role)
+		require.NotEmpty(t, leaf.DNSNames)
+		for _, san := range leaf.DNSNames {
+			require.True(t, strings.HasPrefix(san, "*."), "only identity wildcards, got %s", san)
+			require.NoError(t, verify(roots, strings.Replace(san, "*", pki.SampleLabel, 1), now, usage), "only the name is wrong: SAN %s", san)
+		}
 	case pki.ServerExpired, pki.ClientExpired, pki.ServerNotYetValid:
 		var ci x509.CertificateInvalidError
 		require.ErrorAs(t, err, &ci)
@@ -174,6 +206,15 @@ func TestCertificateAuthorities(t *testing.T) {
 	_, err = wrong.Verify(x509.VerifyOptions{Roots: wrongRoots, KeyUsages: anyUse})
 	require.NoError(t, err)
 
+	// The QUIC plane has a root (and intermediate) of its own.
+	quicRoot := certs(t, m.Path(find(t, m, pki.QUICRoot, "")))[0]
+	quicInter := certs(t, m.Path(find(t, m, pki.QUICIntermediate, "")))[0]
+	require.True(t, quicRoot.IsCA && quicInter.IsCA)
+	require.NoError(t, quicRoot.CheckSignatureFrom(quicRoot))
+	require.NoError(t, quicInter.CheckSignatureFrom(quicRoot))
+	require.Error(t, quicInter.CheckSignatureFrom(root))
+	require.NotEqual(t, root.Subject.String(), quicRoot.Subject.String())
+
 	require.NoError(t, inter.CheckSignatureFrom(root))
 	require.Equal(t, 0, inter.MaxPathLen)
 	require.True(t, inter.MaxPathLenZero, "the intermediate may sign leaves only")
@@ -191,5 +232,27 @@ func TestCertificateAuthorities(t *testing.T) {
 	for _, a := range []pki.Artifact{rootA, wrongA, interA} {
 		got, _ := m.Verify(a, time.Now())
 		require.Equal(t, a.ExpectedFailure, got, a.File)
+	}
+}
+
+// TestIngressCertificateCoversTheDialHostsOnly: the good ingress
+// certificate verifies for every dial host and for no identity carried as
+// :authority, so a client that verified the authority cannot pass.
+func TestIngressCertificateCoversTheDialHostsOnly(t *testing.T) {
+	req := defaultRequest(t)
+	m := mint(t, req)
+	roots := pool(t, m.Path(find(t, m, pki.Root, "")))
+	for _, c := range req.Clusters {
+		require.NotEmpty(t, c.Authorities, c.Name)
+		leaf := certs(t, m.Path(find(t, m, pki.ServerGood, c.Name)))[0]
+		require.ElementsMatch(t, c.DialHosts, leaf.DNSNames, c.Name)
+		for _, host := range c.DialHosts {
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: host})
+			require.NoError(t, err, host)
+		}
+		for _, auth := range c.Authorities {
+			_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: strings.Replace(auth, "*", pki.SampleLabel, 1)})
+			require.Equal(t, reason.HostnameMismatch, pki.ClassifyVerifyError(err), auth)
+		}
 	}
 }

@@ -33,9 +33,14 @@ type builder struct {
 	m    *Manifest
 	id   string
 	root *cfca.CA
-	// issuer signs the good leaves: the intermediate, or the root.
+	// issuer signs the good ingress and client leaves: the intermediate,
+	// or the root.
 	issuer *cfca.CA
-	wrong  *cfca.CA
+	// quicRoot is the root of the QUIC relay's certificates, apart from
+	// root so that the trust of one TLS plane never verifies the other;
+	// quicIssuer signs the good QUIC leaves (its intermediate, or it).
+	quicRoot, quicIssuer *cfca.CA
+	wrong                *cfca.CA
 	// unrelated signs nothing; only its certificate is written.
 	unrelated *cfca.CA
 }
@@ -50,11 +55,13 @@ func (b *builder) build() error {
 		return err
 	}
 	for _, c := range b.req.Clusters {
-		grpcNames := append(append([]string{}, c.DialHosts...), c.Authorities...)
-		if err := b.serverFamily(c.Name, RoleGRPC, grpcNames, c.DialHosts[0]); err != nil {
+		// The ingress certificate covers the dial hosts alone: TLS
+		// verifies the dial host, never the :authority (the Stargate
+		// identity), so a client that verified the authority must fail.
+		if err := b.serverFamily(c.Name, RoleGRPC, b.issuer, c.DialHosts, c.DialHosts[0], c.Authorities); err != nil {
 			return err
 		}
-		if err := b.serverFamily(c.Name, RoleQUIC, c.QUICNames, concrete(c.QUICNames[0])); err != nil {
+		if err := b.serverFamily(c.Name, RoleQUIC, b.quicIssuer, c.QUICNames, concrete(c.QUICNames[0]), nil); err != nil {
 			return err
 		}
 	}
@@ -75,6 +82,9 @@ func (b *builder) cas() error {
 	if b.root, err = cfca.NewRoot("NVCF conformance root "+b.id, caBackdate, life); err != nil {
 		return err
 	}
+	if b.quicRoot, err = cfca.NewRoot("NVCF conformance QUIC root "+b.id, caBackdate, life); err != nil {
+		return err
+	}
 	if b.wrong, err = cfca.NewRoot("NVCF conformance wrong root (untrusted) "+b.id, caBackdate, life); err != nil {
 		return err
 	}
@@ -89,21 +99,31 @@ func (b *builder) cas() error {
 	if err := b.writeCA(Root, "ca/root", b.root, ""); err != nil {
 		return err
 	}
+	if err := b.writeCA(QUICRoot, "ca/quic-root", b.quicRoot, ""); err != nil {
+		return err
+	}
 	if err := b.writeCA(WrongRoot, "ca/wrong-root", b.wrong, reason.UnknownAuthority); err != nil {
 		return err
 	}
-	b.issuer = b.root
+	b.issuer, b.quicIssuer = b.root, b.quicRoot
 	if b.req.Intermediate {
-		inter, err := b.root.NewIntermediate("NVCF conformance intermediate "+b.id, b.root.Cert.NotBefore, b.root.Cert.NotAfter)
-		if err != nil {
+		if b.issuer, err = b.intermediate(b.root, intermediate, "ca/intermediate", "NVCF conformance intermediate "+b.id); err != nil {
 			return err
 		}
-		if err := b.writeCA(intermediate, "ca/intermediate", inter, ""); err != nil {
+		if b.quicIssuer, err = b.intermediate(b.quicRoot, quicIntermediate, "ca/quic-intermediate", "NVCF conformance QUIC intermediate "+b.id); err != nil {
 			return err
 		}
-		b.issuer = inter
 	}
 	return nil
+}
+
+// intermediate makes and writes an intermediate CA of root.
+func (b *builder) intermediate(root *cfca.CA, p Purpose, base, cn string) (*cfca.CA, error) {
+	inter, err := root.NewIntermediate(cn, root.Cert.NotBefore, root.Cert.NotAfter)
+	if err != nil {
+		return nil, err
+	}
+	return inter, b.writeCA(p, base, inter, "")
 }
 
 func (b *builder) writeCA(p Purpose, base string, ca *cfca.CA, expect reason.Reason) error {
@@ -136,20 +156,28 @@ func (b *builder) windows() (good, expired, notYet [2]time.Time) {
 	return
 }
 
-func (b *builder) serverFamily(cluster string, role Role, names []string, verify string) error {
+// serverFamily mints the server certificates of role in cluster: issuer
+// signs all but the wrong-root one, names are the good certificate's SANs,
+// verify the name every one is verified for. authorities, when given, are
+// names the role's clients carry beside verify but must not verify:
+// ServerIdentityOnly covers them alone.
+func (b *builder) serverFamily(cluster string, role Role, issuer *cfca.CA, names []string, verify string, authorities []string) error {
 	good, expired, notYet := b.windows()
 	wrongName := wrongHost(verify, names)
 	leaf := func(cn string, hosts []string, profile string, w [2]time.Time) cfca.Leaf {
 		return cfca.Leaf{CN: cn, Hosts: hosts, Profile: profile, NotBefore: w[0], NotAfter: w[1]}
 	}
 	specs := []leafSpec{
-		{ServerGood, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.None},
-		{ServerWrongHost, cluster, role, leaf(wrongName, []string{wrongName}, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.HostnameMismatch},
-		{ServerExpired, cluster, role, leaf(names[0], names, cfca.ProfileServer, expired), b.issuer, usageServer, verify, reason.Expired},
-		{serverNotYetValid, cluster, role, leaf(names[0], names, cfca.ProfileServer, notYet), b.issuer, usageServer, verify, reason.Expired},
+		{ServerGood, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), issuer, usageServer, verify, reason.None},
+		{ServerWrongHost, cluster, role, leaf(wrongName, []string{wrongName}, cfca.ProfileServer, good), issuer, usageServer, verify, reason.HostnameMismatch},
+		{ServerExpired, cluster, role, leaf(names[0], names, cfca.ProfileServer, expired), issuer, usageServer, verify, reason.Expired},
+		{serverNotYetValid, cluster, role, leaf(names[0], names, cfca.ProfileServer, notYet), issuer, usageServer, verify, reason.Expired},
 		{ServerWrongRoot, cluster, role, leaf(names[0], names, cfca.ProfileServer, good), b.wrong, usageServer, verify, reason.UnknownAuthority},
-		{serverNoServerAuth, cluster, role, leaf(names[0], names, cfca.ProfileClient, good), b.issuer, usageServer, verify, reason.BadCertificate},
-		{serverCNOnly, cluster, role, leaf(verify, nil, cfca.ProfileServer, good), b.issuer, usageServer, verify, reason.BadCertificate},
+		{serverNoServerAuth, cluster, role, leaf(names[0], names, cfca.ProfileClient, good), issuer, usageServer, verify, reason.BadCertificate},
+		{serverCNOnly, cluster, role, leaf(verify, nil, cfca.ProfileServer, good), issuer, usageServer, verify, reason.BadCertificate},
+	}
+	if len(authorities) > 0 {
+		specs = append(specs, leafSpec{ServerIdentityOnly, cluster, role, leaf(authorities[0], authorities, cfca.ProfileServer, good), issuer, usageServer, verify, reason.HostnameMismatch})
 	}
 	return b.leaves(specs)
 }

@@ -83,19 +83,20 @@ func readSystemRoots(path string) ([]byte, SystemRoots, error) {
 	return data, info, nil
 }
 
-// bundles writes the six trust bundles.
+// bundles writes the trust bundles.
 func (b *builder) bundles() error {
 	root := b.root.CertPEM
+	roots := append(append([]byte{}, root...), b.quicRoot.CertPEM...)
 	merged := append([]byte{}, b.sys...)
 	if len(merged) > 0 && merged[len(merged)-1] != '\n' {
 		merged = append(merged, '\n')
 	}
-	merged = append(merged, root...)
-	// A good block, then a block cut off in its base64 body: lenient
-	// loaders (x509.CertPool.AppendCertsFromPEM) keep the first and ignore
-	// the rest; a strict loader must reject the whole bundle.
+	merged = append(merged, roots...)
+	// Good blocks, then a block cut off in its base64 body: lenient
+	// loaders (x509.CertPool.AppendCertsFromPEM) keep the first ones and
+	// ignore the rest; a strict loader must reject the whole bundle.
 	body := root[bytes.IndexByte(root, '\n')+1:]
-	malformed := append(append([]byte{}, root...), []byte("-----BEGIN CERTIFICATE-----\n")...)
+	malformed := append(append([]byte{}, roots...), []byte("-----BEGIN CERTIFICATE-----\n")...)
 	malformed = append(malformed, body[:64]...)
 	malformed = append(malformed, '\n')
 	files := []struct {
@@ -104,12 +105,14 @@ func (b *builder) bundles() error {
 		data   []byte
 		expect bool
 	}{
-		{BundleCustom, "bundles/custom.pem", root, false},
+		{BundleCustom, "bundles/custom.pem", roots, false},
 		{bundleMerged, "bundles/" + TrustBundleKey, merged, false},
 		{bundleMissing, "bundles/missing.pem", nil, true},
 		{bundleEmpty, "bundles/empty.pem", []byte{}, true},
 		{BundleMalformed, "bundles/malformed.pem", malformed, true},
 		{BundleUnrelated, "bundles/unrelated.pem", b.unrelated.CertPEM, false},
+		{BundleGRPC, "bundles/grpc.pem", root, false},
+		{BundleQUIC, "bundles/quic.pem", b.quicRoot.CertPEM, false},
 	}
 	for _, f := range files {
 		a := Artifact{File: f.file, Kind: KindBundle, Purpose: f.p}

@@ -30,25 +30,60 @@ func TestBundles(t *testing.T) {
 	require.Equal(t, 1, m.System.Certificates)
 	rootPEM, err := os.ReadFile(m.Path(find(t, m, pki.Root, "")))
 	require.NoError(t, err)
+	quicRootPEM, err := os.ReadFile(m.Path(find(t, m, pki.QUICRoot, "")))
+	require.NoError(t, err)
+	rootsPEM := append(append([]byte{}, rootPEM...), quicRootPEM...)
 	root := certs(t, m.Path(find(t, m, pki.Root, "")))[0]
+	quicRoot := certs(t, m.Path(find(t, m, pki.QUICRoot, "")))[0]
 	good := find(t, m, pki.ServerGood, "region-a")
 	leaf := certs(t, m.Path(good))[0]
+	quicGood, err := m.FindRole(pki.RoleQUIC, pki.ServerGood, "region-a")
+	require.NoError(t, err)
+	quicLeaf := certs(t, m.Path(quicGood))[0]
 	verifiesWith := func(p *x509.CertPool) error {
 		_, err := leaf.Verify(x509.VerifyOptions{Roots: p, DNSName: good.VerifyName})
 		return err
 	}
+	verifiesQUICWith := func(p *x509.CertPool) error {
+		_, err := quicLeaf.Verify(x509.VerifyOptions{Roots: p, DNSName: quicGood.VerifyName})
+		return err
+	}
+	poolOf := func(t *testing.T, p pki.Purpose) *x509.CertPool {
+		data, err := os.ReadFile(m.Path(find(t, m, p, "")))
+		require.NoError(t, err)
+		cs, err := pki.ParseBundle(data)
+		require.NoError(t, err)
+		pool := x509.NewCertPool()
+		for _, c := range cs {
+			pool.AddCert(c)
+		}
+		return pool
+	}
 
-	t.Run("custom holds the trusted root alone", func(t *testing.T) {
+	t.Run("custom holds the trusted roots alone", func(t *testing.T) {
 		a := find(t, m, pki.BundleCustom, "")
 		data, err := os.ReadFile(m.Path(a))
 		require.NoError(t, err)
-		require.Equal(t, rootPEM, data)
+		require.Equal(t, rootsPEM, data)
 		cs, err := pki.ParseBundle(data)
 		require.NoError(t, err)
-		require.Len(t, cs, 1)
-		p := x509.NewCertPool()
-		p.AddCert(cs[0])
-		require.NoError(t, verifiesWith(p))
+		require.Len(t, cs, 2)
+		require.NoError(t, verifiesWith(poolOf(t, pki.BundleCustom)))
+		require.NoError(t, verifiesQUICWith(poolOf(t, pki.BundleCustom)))
+	})
+	t.Run("grpc and quic each verify their own plane only", func(t *testing.T) {
+		for p, want := range map[pki.Purpose]*x509.Certificate{pki.BundleGRPC: root, pki.BundleQUIC: quicRoot} {
+			data, err := os.ReadFile(m.Path(find(t, m, p, "")))
+			require.NoError(t, err)
+			cs, err := pki.ParseBundle(data)
+			require.NoError(t, err)
+			require.Len(t, cs, 1, p)
+			require.True(t, cs[0].Equal(want), p)
+		}
+		require.NoError(t, verifiesWith(poolOf(t, pki.BundleGRPC)))
+		require.Equal(t, reason.UnknownAuthority, pki.ClassifyVerifyError(verifiesQUICWith(poolOf(t, pki.BundleGRPC))))
+		require.NoError(t, verifiesQUICWith(poolOf(t, pki.BundleQUIC)))
+		require.Equal(t, reason.UnknownAuthority, pki.ClassifyVerifyError(verifiesWith(poolOf(t, pki.BundleQUIC))))
 	})
 	t.Run("merged is system then custom", func(t *testing.T) {
 		a := find(t, m, pki.BundleMerged, "")
@@ -56,16 +91,18 @@ func TestBundles(t *testing.T) {
 		data, err := os.ReadFile(m.Path(a))
 		require.NoError(t, err)
 		require.True(t, bytes.HasPrefix(data, sysData))
-		require.True(t, bytes.HasSuffix(data, rootPEM))
+		require.True(t, bytes.HasSuffix(data, rootsPEM))
 		cs, err := pki.ParseBundle(data)
 		require.NoError(t, err)
-		require.Len(t, cs, 2)
+		require.Len(t, cs, 3)
 		require.True(t, cs[1].Equal(root))
+		require.True(t, cs[2].Equal(quicRoot))
 		p := x509.NewCertPool()
 		for _, c := range cs {
 			p.AddCert(c)
 		}
 		require.NoError(t, verifiesWith(p))
+		require.NoError(t, verifiesQUICWith(p))
 	})
 	t.Run("unrelated verifies nothing and signs nothing", func(t *testing.T) {
 		data, err := os.ReadFile(m.Path(find(t, m, pki.BundleUnrelated, "")))
@@ -99,10 +136,11 @@ func TestBundles(t *testing.T) {
 	t.Run("malformed fools a lenient loader only", func(t *testing.T) {
 		data, err := os.ReadFile(m.Path(find(t, m, pki.BundleMalformed, "")))
 		require.NoError(t, err)
-		require.True(t, bytes.HasPrefix(data, rootPEM), "a good block first")
+		require.True(t, bytes.HasPrefix(data, rootsPEM), "good blocks first")
 		lenient := x509.NewCertPool()
-		require.True(t, lenient.AppendCertsFromPEM(data), "the lenient stdlib loader keeps the good block")
+		require.True(t, lenient.AppendCertsFromPEM(data), "the lenient stdlib loader keeps the good blocks")
 		require.NoError(t, verifiesWith(lenient))
+		require.NoError(t, verifiesQUICWith(lenient))
 		_, err = pki.ParseBundle(data)
 		require.Equal(t, reason.NoTrust, reason.Of(err))
 		require.ErrorContains(t, err, "malformed")
@@ -119,7 +157,7 @@ func TestBundles(t *testing.T) {
 }
 
 // TestSystemRootsAbsent: without a system bundle the merged bundle holds
-// the custom root alone, and the manifest says so.
+// the custom roots alone, and the manifest says so.
 func TestSystemRootsAbsent(t *testing.T) {
 	req := defaultRequest(t)
 	req.SystemRoots = filepath.Join(t.TempDir(), "no-such-bundle.pem")
@@ -143,7 +181,7 @@ func TestDebianSystemRoots(t *testing.T) {
 	require.NoError(t, err)
 	cs, err := pki.ParseBundle(data)
 	require.NoError(t, err)
-	require.Len(t, cs, m.System.Certificates+1)
+	require.Len(t, cs, m.System.Certificates+2)
 }
 
 func TestMalformedSystemRootsRefused(t *testing.T) {

@@ -1,10 +1,14 @@
 // Package pki mints good and deliberately bad PKI with cfssl for a
-// topology's names: a trusted root (optionally with an intermediate), a
-// wrong root nobody trusts, an unrelated root that signs nothing, per-cluster server certificates for the TLS
-// ingress and the QUIC relay (good, wrong host, expired, not yet valid,
-// wrong root, no server-auth usage, CN without SAN), reverse-QUIC client
+// topology's names: a trusted root of the ingress and client certificates
+// and one of the QUIC relay certificates (each optionally with an
+// intermediate), a wrong root nobody trusts, an unrelated root that signs
+// nothing, per-cluster server certificates for the TLS ingress and the QUIC
+// relay (good, wrong host, expired, not yet valid, wrong root, no
+// server-auth usage, CN without SAN; for the ingress also one covering the
+// :authority identities alone), reverse-QUIC client
 // certificates (good, wrong root, expired), and trust bundles (custom,
-// merged system+custom, missing, empty, partially malformed, unrelated).
+// merged system+custom, missing, empty, partially malformed, unrelated,
+// and each plane's root alone).
 //
 // Mint takes plain data (a Request; package pkitopo derives one from a
 // topology) and writes a folder with a manifest.json that names every

@@ -23,6 +23,7 @@ const (
 	BundleMissing      = bundleMissing
 	BundleEmpty        = bundleEmpty
 	Intermediate       = intermediate
+	QUICIntermediate   = quicIntermediate
 
 	KindSecret    = kindSecret
 	KindConfigMap = kindConfigMap
@@ -40,6 +41,7 @@ const (
 // The purpose lists, and the classifier of verification errors.
 var (
 	ServerPurposes      = serverPurposes
+	IngressPurposes     = ingressPurposes
 	ClientPurposes      = clientPurposes
 	BundlePurposes      = bundlePurposes
 	ClassifyVerifyError = classifyVerifyError

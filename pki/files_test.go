@@ -46,7 +46,7 @@ func TestFilesAndModes(t *testing.T) {
 		pub := pair.Leaf.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
 		require.True(t, pub.Equal(pair.PrivateKey.(crypto.Signer).Public()))
 	}
-	require.Equal(t, 2+2*2*len(pki.ServerPurposes)+len(pki.ClientPurposes), keys, "a key per CA (root, wrong root) and per leaf")
+	require.Equal(t, 3+2*(2*len(pki.ServerPurposes)+len(pki.IngressPurposes))+len(pki.ClientPurposes), keys, "a key per CA (root, QUIC root, wrong root) and per leaf")
 
 	err = filepath.WalkDir(m.Dir, func(path string, d os.DirEntry, err error) error {
 		require.NoError(t, err)

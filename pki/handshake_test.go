@@ -43,7 +43,11 @@ func TestHandshakes(t *testing.T) {
 		trust.AddCert(c)
 	}
 	for _, role := range []pki.Role{pki.RoleGRPC, pki.RoleQUIC} {
-		for _, p := range pki.ServerPurposes {
+		purposes := pki.ServerPurposes
+		if role == pki.RoleGRPC {
+			purposes = append(append([]pki.Purpose{}, purposes...), pki.IngressPurposes...)
+		}
+		for _, p := range purposes {
 			cred, err := m.Credential(role, p, "region-a")
 			require.NoError(t, err)
 			pair, err := cred.TLSCertificate()

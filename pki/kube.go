@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nvcf/conformance/pki/internal/cfca"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -87,7 +88,7 @@ func (b *builder) kube() error {
 			Data: map[string][]byte{
 				corev1.TLSCertKey:       crt,
 				corev1.TLSPrivateKeyKey: k,
-				"ca.crt":                b.root.CertPEM,
+				"ca.crt":                b.rootOf(a.Role).CertPEM,
 			},
 		}
 		out := Artifact{File: filepath.Join("k8s", a.Cluster, s.Name+".yaml"), Kind: kindSecret, Purpose: a.Purpose, Cluster: a.Cluster, Role: a.Role, Name: s.Name}
@@ -111,6 +112,14 @@ func (b *builder) kube() error {
 		}
 	}
 	return nil
+}
+
+// rootOf is the trusted root of role's good certificates.
+func (b *builder) rootOf(role Role) *cfca.CA {
+	if role == RoleQUIC {
+		return b.quicRoot
+	}
+	return b.root
 }
 
 func (b *builder) writeObject(a *Artifact, obj any, perm os.FileMode) error {

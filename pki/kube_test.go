@@ -19,11 +19,13 @@ func TestSecrets(t *testing.T) {
 	m := mint(t, req)
 	rootPEM, err := os.ReadFile(m.Path(find(t, m, pki.Root, "")))
 	require.NoError(t, err)
+	quicRootPEM, err := os.ReadFile(m.Path(find(t, m, pki.QUICRoot, "")))
+	require.NoError(t, err)
 
 	for _, tc := range []struct {
 		cluster string
 		want    int
-	}{{"region-a", 14}, {"region-b", 14}, {"workers", 3}} {
+	}{{"region-a", 2*len(pki.ServerPurposes) + len(pki.IngressPurposes)}, {"region-b", 2*len(pki.ServerPurposes) + len(pki.IngressPurposes)}, {"workers", len(pki.ClientPurposes)}} {
 		secrets, err := m.Secrets(tc.cluster)
 		require.NoError(t, err)
 		require.Len(t, secrets, tc.want, tc.cluster)
@@ -44,7 +46,11 @@ func TestSecrets(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, crt, s.Data[corev1.TLSCertKey])
 			require.Equal(t, key, s.Data[corev1.TLSPrivateKeyKey])
-			require.Equal(t, rootPEM, s.Data["ca.crt"])
+			if role == pki.RoleQUIC {
+				require.Equal(t, quicRootPEM, s.Data["ca.crt"], "ca.crt is the root of the QUIC plane")
+			} else {
+				require.Equal(t, rootPEM, s.Data["ca.crt"])
+			}
 			_, err = tls.X509KeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
 			require.NoError(t, err, "%s: certificate and key must pair", s.Name)
 			expect := string(cred.Cert.ExpectedFailure)
@@ -69,8 +75,11 @@ func TestConfigMaps(t *testing.T) {
 		require.Len(t, cm.Data, 1)
 		byName[cm.Name] = cm
 	}
-	require.Len(t, byName, 5, "merged, custom, empty, malformed, unrelated (missing has none)")
-	for _, p := range []pki.Purpose{pki.BundleMerged, pki.BundleCustom, pki.BundleEmpty, pki.BundleMalformed, pki.BundleUnrelated} {
+	require.Len(t, byName, len(pki.BundlePurposes)-1, "every bundle but the missing one")
+	for _, p := range pki.BundlePurposes {
+		if p == pki.BundleMissing {
+			continue
+		}
 		cm, ok := byName[pki.ConfigMapName(p)]
 		require.True(t, ok, p)
 		want, err := os.ReadFile(m.Path(find(t, m, p, "")))

@@ -35,7 +35,8 @@ func opensslVerify(t *testing.T, m *pki.Manifest, a pki.Artifact, caFile string)
 }
 
 // TestOpenSSLAgrees: Debian's openssl accepts the good chains (with and
-// without the intermediate, against the custom and the merged bundle) and
+// without the intermediate, against the custom and the merged bundle and
+// their own plane's bundle, not the other plane's) and
 // rejects the wrong-root and expired ones for the same reasons crypto/x509
 // gives.
 func TestOpenSSLAgrees(t *testing.T) {
@@ -50,20 +51,28 @@ func TestOpenSSLAgrees(t *testing.T) {
 			custom := m.Path(find(t, m, pki.BundleCustom, ""))
 			merged := m.Path(find(t, m, pki.BundleMerged, ""))
 			wrongRoot := m.Path(find(t, m, pki.WrongRoot, ""))
+			grpcOnly := m.Path(find(t, m, pki.BundleGRPC, ""))
+			quicOnly := m.Path(find(t, m, pki.BundleQUIC, ""))
 
 			for _, role := range []pki.Role{pki.RoleGRPC, pki.RoleQUIC} {
 				for _, cluster := range []string{"region-a", "region-b"} {
 					good, err := m.FindRole(role, pki.ServerGood, cluster)
 					require.NoError(t, err)
-					for _, ca := range []string{custom, merged} {
+					own, other := grpcOnly, quicOnly
+					if role == pki.RoleQUIC {
+						own, other = quicOnly, grpcOnly
+					}
+					for _, ca := range []string{custom, merged, own} {
 						out, ok := opensslVerify(t, m, good, ca)
 						require.True(t, ok, "openssl rejects %s against %s: %s", good.File, ca, out)
 						require.Contains(t, out, ": OK")
 					}
+					out, ok := opensslVerify(t, m, good, other)
+					require.False(t, ok, "openssl accepts %s against the other plane's root %s: %s", good.File, other, out)
 
 					bad, err := m.FindRole(role, pki.ServerWrongRoot, cluster)
 					require.NoError(t, err)
-					out, ok := opensslVerify(t, m, bad, custom)
+					out, ok = opensslVerify(t, m, bad, custom)
 					require.False(t, ok, "openssl accepts %s: %s", bad.File, out)
 					want := "unable to get local issuer certificate"
 					if role == pki.RoleQUIC {

@@ -54,8 +54,11 @@ type ClusterNames struct {
 	// DialHosts are the external hostnames of the TLS ingress (gRPC, then
 	// HTTP); the first is the intended verification name. No wildcards.
 	DialHosts []string `json:"dialHosts"`
-	// Authorities are further names the ingress certificate covers, such
-	// as the identity wildcard carried as :authority (wildcards allowed).
+	// Authorities are the names clients carry as HTTP/2 :authority through
+	// the ingress, such as the identity wildcard (wildcards allowed). TLS
+	// verifies the dial host and never these, so the good ingress
+	// certificate does not cover them, and ServerIdentityOnly covers them
+	// alone. None may cover a dial host.
 	Authorities []string `json:"authorities,omitempty"`
 	// QUICNames are the SNI names of the QUIC relay (per-pod identities,
 	// wildcards such as "*.sg.region-a.nvcf.test" allowed).
@@ -72,7 +75,7 @@ type ClientIdentity struct {
 
 // formatTag versions the folder layout and is part of the input hash: bump
 // it whenever Mint's output changes, so that old folders are re-minted.
-const formatTag = "nvcf-pki/v2"
+const formatTag = "nvcf-pki/v4"
 
 // normalized returns a copy with defaults filled in and names lower-cased.
 func (r Request) normalized() Request {
@@ -134,6 +137,13 @@ func (r Request) Validate() error {
 		}
 		if err := checkNames(where+" authorities", c.Authorities, true, false); err != nil {
 			return err
+		}
+		for j, a := range c.Authorities {
+			for _, h := range c.DialHosts {
+				if covers(a, h) {
+					return fmt.Errorf("%s authorities[%d] %q: covers the dial host %q; authorities are the :authority names TLS must not verify, so they must not cover a dial host", where, j, a, h)
+				}
+			}
 		}
 		if err := checkNames(where+" quicNames", c.QUICNames, true, true); err != nil {
 			return err

@@ -14,19 +14,23 @@ import (
 // Verify checks a certificate or bundle artifact at time at, the way a
 // peer of the harness would, and returns reason.None when it verifies or
 // the reason it fails for, with the error:
-//   - a certificate is verified with crypto/x509 against the trusted root
-//     (the chain in its file as intermediates), for its Usage and its
-//     VerifyName;
+//   - a certificate is verified with crypto/x509 against the trusted
+//     roots, Root and QUICRoot (the chain in its file as intermediates),
+//     for its Usage and its VerifyName;
 //   - a bundle is read strictly (see the package docs) and must contain
-//     the trusted root: one that does not parse fails with no-trust, one
-//     that parses but lacks the root with unknown-authority (a client
+//     a trusted root: one that does not parse fails with no-trust, one
+//     that parses but holds neither root with unknown-authority (a client
 //     trusting only it knows no server of the run).
 //
 // Keys, Secrets and ConfigMaps are not verifiable: an error, reason.Unknown.
 func (m *Manifest) Verify(a Artifact, at time.Time) (reason.Reason, error) {
-	roots, err := m.trustedRoots()
+	trusted, err := m.trustedRoots()
 	if err != nil {
 		return reason.Unknown, err
+	}
+	roots := x509.NewCertPool()
+	for _, c := range trusted {
+		roots.AddCert(c)
 	}
 	switch a.Kind {
 	case KindCert:
@@ -41,30 +45,33 @@ func (m *Manifest) Verify(a Artifact, at time.Time) (reason.Reason, error) {
 		if err != nil {
 			return reason.NoTrust, fmt.Errorf("bundle %s: %w", a.File, err)
 		}
-		root, _ := m.Find(Root, "")
-		rootCert, _ := readCerts(m.Path(root))
 		for _, c := range certs {
-			if len(rootCert) > 0 && c.Equal(rootCert[0]) {
-				return reason.None, nil
+			for _, t := range trusted {
+				if c.Equal(t) {
+					return reason.None, nil
+				}
 			}
 		}
-		return reason.UnknownAuthority, reason.Wrap(reason.UnknownAuthority, fmt.Errorf("bundle %s lacks the trusted root", a.File))
+		return reason.UnknownAuthority, reason.Wrap(reason.UnknownAuthority, fmt.Errorf("bundle %s holds no trusted root", a.File))
 	}
 	return reason.Unknown, fmt.Errorf("%s %s: a %s is not verifiable", a.Kind, a.File, a.Kind)
 }
 
-func (m *Manifest) trustedRoots() (*x509.CertPool, error) {
-	root, err := m.Find(Root, "")
-	if err != nil {
-		return nil, err
+// trustedRoots are the certificates of Root and QUICRoot.
+func (m *Manifest) trustedRoots() ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for _, p := range []Purpose{Root, QUICRoot} {
+		root, err := m.Find(p, "")
+		if err != nil {
+			return nil, err
+		}
+		certs, err := readCerts(m.Path(root))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, certs[0])
 	}
-	certs, err := readCerts(m.Path(root))
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(certs[0])
-	return pool, nil
+	return out, nil
 }
 
 // verifyCertFile verifies the first certificate of path, with the others as

@@ -12,6 +12,7 @@ func Catalogue() []Scenario {
 		tlsPylonVerified(),
 		tlsWrongRootServer(),
 		tlsWrongHostname(),
+		tlsIngressCertIdentityOnly(),
 		tlsExpiredServerCert(),
 		tlsSystemRootsLackServerCA(),
 		tlsMissingTrust(),

@@ -110,7 +110,7 @@ func (e *Env) Invoke(region string) probe.HTTPTarget {
 	return probe.HTTPTarget{URL: "http://" + net.JoinHostPort(e.Topology.HTTPHost(region), strconv.Itoa(manifests.HTTPPort))}
 }
 
-// Roots returns the trusted root pool.
+// Roots returns the pool of the trusted roots (both TLS planes').
 func (e *Env) Roots() *x509.CertPool { return e.roots }
 
 // Within returns ctx bounded by d scaled by the run's time scale.

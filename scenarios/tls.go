@@ -77,6 +77,18 @@ func tlsWrongHostname() Scenario {
 	}
 }
 
+func tlsIngressCertIdentityOnly() Scenario {
+	return Scenario{
+		ID: "tls/ingress-cert-identity-only", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers: []Requirement{DoD3, DoD7, Defect1},
+		Summary: "Pylon refuses an ingress certificate that covers the Stargate identities it sends as :authority " +
+			"but not the dial hostname",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		Expect:   FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
+		Try: freshPylonAgainstIngressCert("identity-only", pki.ServerIdentityOnly),
+	}
+}
+
 func tlsExpiredServerCert() Scenario {
 	return Scenario{
 		ID: "tls/expired-server-cert", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},

@@ -46,8 +46,10 @@ type World struct {
 	recorder  *faults.Recorder
 	// baseline checks a cell before each case (nil: Env.checkBaseline).
 	baseline func(context.Context, *Env) error
-	roots    *x509.CertPool
-	wrong    *x509.CertPool
+	// roots are the run's trusted roots (the gRPC and the QUIC plane's);
+	// wrong is the wrong root alone.
+	roots *x509.CertPool
+	wrong *x509.CertPool
 
 	mu      sync.Mutex
 	current *deploy.Result
@@ -112,7 +114,7 @@ func Connect(cfg *RunConfig) (*World, error) {
 		return nil, fmt.Errorf("run config: what the components accept: %w", err)
 	}
 	log.Info("components' build", "build", w.Build.Name)
-	if w.roots, err = w.pool(pki.Root); err != nil {
+	if w.roots, err = w.pool(pki.Root, pki.QUICRoot); err != nil {
 		return nil, err
 	}
 	if w.wrong, err = w.pool(pki.WrongRoot); err != nil {
@@ -211,19 +213,21 @@ func (w *World) scenario(id string) (Scenario, bool) {
 	return Scenario{}, false
 }
 
-// pool loads a CA certificate of the PKI into a pool of its own.
-func (w *World) pool(p pki.Purpose) (*x509.CertPool, error) {
-	a, err := w.PKI.Find(p, "")
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(w.PKI.Path(a))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
+// pool loads CA certificates of the PKI into a pool of their own.
+func (w *World) pool(ps ...pki.Purpose) (*x509.CertPool, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s %q holds no certificate", p, w.PKI.Path(a))
+	for _, p := range ps {
+		a, err := w.PKI.Find(p, "")
+		if err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(w.PKI.Path(a))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("%s %q holds no certificate", p, w.PKI.Path(a))
+		}
 	}
 	return pool, nil
 }

@@ -14,7 +14,8 @@ import (
 func ClientName(t *topology.Topology, cluster string) string { return "pylon." + t.Zone(cluster) }
 
 // Request lists the names of t: per stargate cluster, the ingress dial hosts
-// (gRPC, then HTTP) with the identity wildcard as an extra authority, and the
+// (gRPC, then HTTP), the identity wildcard as the authority carried through
+// the ingress (which its certificate does not cover), and the
 // QUIC relay's names (the identity wildcard, which covers every per-pod SNI
 // name, then the relay's dial host); per workers cluster, one client
 // identity. validity zero means pki.DefaultValidity.

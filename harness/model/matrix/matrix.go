@@ -39,8 +39,9 @@ const (
 	// Bundle points --tls-cert-path / STARGATE_TLS_CERT_PATH at the merged
 	// system-plus-custom bundle of ConfigMap nvcf-transport-trust-bundle.
 	Bundle Trust = "bundle"
-	// GRPCOverride points STARGATE_GRPC_TLS_CA_CERT_PATH at the custom roots
-	// for gRPC; reverse QUIC keeps STARGATE_TLS_CERT_PATH.
+	// GRPCOverride points STARGATE_GRPC_TLS_CA_CERT_PATH at the gRPC root
+	// alone and STARGATE_TLS_CERT_PATH at the QUIC root alone: each plane
+	// connects only through its own variable.
 	GRPCOverride Trust = "grpc-override"
 	// SystemPlusBundle places the test root in the process's system store
 	// (SSL_CERT_FILE) and points STARGATE_TLS_CERT_PATH at a bundle holding
