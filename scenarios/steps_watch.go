@@ -208,6 +208,20 @@ func withoutScheme(u string) string { return strings.TrimPrefix(u, "https://") }
 
 func overHTTP(u string) string { return strings.Replace(u, "https://", "http://", 1) }
 
+// remoteWatchedByStargate is try for a claim about a Stargate's own remote
+// watch client. NVCF's Stargate has none (it hands each URL on to the
+// Pylons, see remoteWatchHandedOut), so on it the faulty attempt proves
+// nothing about the Stargate: NOT PROVEN.
+func remoteWatchedByStargate(try Try) Try {
+	return func(ctx context.Context, e *Env, s Setting) error {
+		if s == Faulty && e.Config.byMetrics() {
+			return notProven("the Stargate verifies a remote region's certificate against the host it dials",
+				"NVCF's Stargate has no remote-watch client: it hands the URL to the Pylons, whose verification of an IP literal tls/ip-literal-bootstrap checks")
+		}
+		return try(ctx, e, s)
+	}
+}
+
 // byIngressIP names the remote region's ingress by its load balancer's IP
 // (same scheme, port and certificate).
 func byIngressIP(e *Env, remote, _ string) (string, error) {

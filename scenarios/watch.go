@@ -45,7 +45,7 @@ func watchIPLiteralRemote() Scenario {
 		// hands the URL on (see watch/scheme-less-remote-refused), where a
 		// handed-out IP literal is red as accepted.
 		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginStargate), Control: "watch/cross-region",
-		Try: loneStargateWatchingRemoteAs("ip-literal-remote", byIngressIP),
+		Try: remoteWatchedByStargate(loneStargateWatchingRemoteAs("ip-literal-remote", byIngressIP)),
 	}
 }
 
