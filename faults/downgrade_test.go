@@ -16,8 +16,7 @@ import (
 
 	"github.com/nvcf/conformance/faults/internal/netnsx"
 	"github.com/nvcf/conformance/faults/internal/nstest"
-	"github.com/nvcf/conformance/fixtures/trust"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
@@ -85,8 +84,8 @@ func TestDowngradeMITMIsRefusedAndUndone(t *testing.T) {
 			h := startT(context.Background(), t, Fault{Action: d}, nil)
 			err := handshake()
 			require.Error(t, err)
-			// The harness's own classification (fixtures/trust) of the refusal.
-			require.Equal(t, reason.PlaintextToTLS, trust.Classify(err), "refused for the right reason, got %v", err)
+			// The harness's own classification (wire/reason) of the refusal.
+			require.Equal(t, reason.PlaintextToTLS, reason.Classify(err), "refused for the right reason, got %v", err)
 			require.NoError(t, h.Stop(context.Background()))
 			require.NoError(t, handshake(), "undo restores TLS")
 		})

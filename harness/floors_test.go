@@ -19,20 +19,19 @@ var floors = []struct {
 	prefix string
 	floor  int
 }{
-	{"harness/model", 0},
+	{"model", 0},
+	{"wire", 0},
 	{"internal", 0},
 	{"topologies", 0},
-	{"fixtures/wire", 0},
 	{"reports", 0},
 	{"clusters", 1},
 	{"faults", 1},
 	{"pki", 2},
 	{"fixtures", 3},
-	{"harness/probe", 4},
-	{"scenarios", 4},
-	{"harness/run", 5},
-	{"harness", 5},
-	{"cmd", 6},
+	{"deploy", 4},
+	{"scenarios", 5},
+	{"harness", 6},
+	{"cmd", 7},
 }
 
 func floorOf(pkg string) (int, bool) {
@@ -52,7 +51,7 @@ func floorOf(pkg string) (int, bool) {
 // TestNothingImportsUpwards fails when a package imports one on a higher
 // floor, or when a package is on no floor at all.
 func TestNothingImportsUpwards(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").Output()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`, module+"...").Output()
 	require.NoError(t, err, "go list")
 	var violations []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -74,13 +73,14 @@ func TestNothingImportsUpwards(t *testing.T) {
 
 func TestFloorOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		module + "harness/model/topology":    0,
-		module + "fixtures/wire/reason":      0,
-		module + "internal/atomicfile":       0,
-		module + "fixtures/deploy/manifests": 3,
-		module + "harness/run":               5,
-		module + "harness/probe":             4,
-		module + "cmd/harness":               6,
+		module + "model/topology":      0,
+		module + "wire/reason":         0,
+		module + "internal/atomicfile": 0,
+		module + "fixtures/pylon":      3,
+		module + "deploy/manifests":    4,
+		module + "scenarios/probe":     5,
+		module + "harness/run":         6,
+		module + "cmd/harness":         7,
 	} {
 		got, ok := floorOf(pkg)
 		require.True(t, ok, pkg)

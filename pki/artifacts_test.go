@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // TestLeavesAreWhatTheyAreMeantToBe checks every leaf certificate with

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
 	"github.com/nvcf/conformance/pki/internal/cfca"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Time offsets of the minted windows, relative to the mint time.

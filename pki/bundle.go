@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // parseBundle reads a PEM trust bundle strictly: every block must be a

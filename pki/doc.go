@@ -13,7 +13,7 @@
 // Mint takes plain data (a Request; package pkitopo derives one from a
 // topology) and writes a folder with a manifest.json that names every
 // artifact, its purpose, SANs, validity, issuer, the name it is verified
-// for and the typed reason (package fixtures/wire/reason) it must fail with.
+// for and the typed reason (package wire/reason) it must fail with.
 // The folder also holds Kubernetes Secrets (kubernetes.io/tls) and the
 // nvcf-transport-trust-bundle ConfigMaps as YAML, which Manifest.Secrets
 // and Manifest.ConfigMaps return as k8s.io/api values. Unchanged inputs

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 // Validity limits. A Request's Validity of zero means DefaultValidity.

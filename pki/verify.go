@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Verify checks a certificate or bundle artifact at time at, the way a

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The authority layer: the router picks exactly the Stargate named by the

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // A broken base component is a typed failure, not a deploy timeout: when

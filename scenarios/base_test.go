@@ -11,10 +11,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/topology"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Every scenario a base failure can fail asserts the baseline and expects

@@ -3,9 +3,9 @@ package scenarios
 import (
 	"context"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 // Build is what the components under test accept (fixtures/nvcfbuild): in

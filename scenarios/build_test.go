@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
 )
 

@@ -1,6 +1,6 @@
 package scenarios
 
-import "github.com/nvcf/conformance/harness/model/matrix"
+import "github.com/nvcf/conformance/model/matrix"
 
 // The discovery layer: WatchStargates advertises exactly the live pods'
 // router-addressable identities, for StatefulSet and Deployment alike, by

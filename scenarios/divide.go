@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 // What Divide assumes a part of a plan costs at time scale 1. They are

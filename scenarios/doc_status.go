@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Doc is a component's /status document. Scenarios read it by the values

@@ -11,11 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/topology"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // Env is what one case sees: the World, the deployment of its cell, its own

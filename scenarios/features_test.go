@@ -17,11 +17,11 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/matrix"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // fakeDeployer deploys nothing: every cell is "deployed" at once.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata from the catalogue")

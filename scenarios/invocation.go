@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The invocation layer: OpenAI-style invocations through Stargate HTTP,

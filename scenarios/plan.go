@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 // Filter selects scenarios; its zero value selects all of them.

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/status"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // Where the server-side proofs come from. The reference Stargate serves

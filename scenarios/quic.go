@@ -2,8 +2,8 @@ package scenarios
 
 import (
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The quic layer: the reverse tunnel on UDP 50072, authenticated. Steps:

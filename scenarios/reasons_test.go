@@ -18,9 +18,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nvcf/conformance/fixtures/tunnel"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/fixtures/wire/stargatepb"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/scenarios/probe"
+	"github.com/nvcf/conformance/wire/reason"
+	"github.com/nvcf/conformance/wire/stargatepb"
 )
 
 // One test per reason channel: for each, the catalogue's own expectation

@@ -4,7 +4,7 @@ package scenarios
 // in every region, over explicit https:// addresses. Steps:
 // steps_registration.go.
 
-import "github.com/nvcf/conformance/fixtures/wire/reason"
+import "github.com/nvcf/conformance/wire/reason"
 
 func registrationEveryStargateEveryRegion() Scenario {
 	return Scenario{

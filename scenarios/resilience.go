@@ -3,7 +3,7 @@ package scenarios
 import (
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The resilience layer runs while the system is disturbed: pods die,

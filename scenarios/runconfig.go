@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 // RunConfigEnv names the environment variable through which `harness run`

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Layer is the layer of the stack a scenario exercises.

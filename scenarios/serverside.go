@@ -13,7 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/fixtures/status"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
+	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/fixtures/stargate"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // replicaDoc is the /status of a reference Stargate holding registrations

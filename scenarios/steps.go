@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/scenarios/probe"
+	"github.com/nvcf/conformance/wire/reason"
+	stargatepb "github.com/nvcf/conformance/wire/stargatepb"
 )
 
 // Waits of the catalogue, before the run's time scale.

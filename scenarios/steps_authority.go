@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // routesToNamed registers one rogue inference server per Stargate replica

@@ -12,12 +12,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/discovery"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // dashedIP matches an identity whose first label is a dashed IPv4 address.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 )
 
 // Steps that inject faults (package faults) and the faults they inject.

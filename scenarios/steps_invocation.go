@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // echoModel is the model the echo inference server behind Pylon serves.

@@ -10,8 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/status"
 )
 

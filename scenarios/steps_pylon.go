@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // Steps that deploy a fresh Pylon variant beside the base one and read

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/scenarios/probe"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // bringTunnelUp registers a rogue inference server with reverse tunnel on

@@ -11,11 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/scenarios/probe"
+	"github.com/nvcf/conformance/wire/reason"
+	stargatepb "github.com/nvcf/conformance/wire/stargatepb"
 )
 
 // PylonRegisteredEverywhere waits until the Pylon called name holds a

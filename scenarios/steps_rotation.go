@@ -13,8 +13,8 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/pki"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // verifiedWatch watches every region through its ingress with the trusted

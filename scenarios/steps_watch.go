@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	stargatepb "github.com/nvcf/conformance/fixtures/wire/stargatepb"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/scenarios/probe"
+	"github.com/nvcf/conformance/wire/reason"
+	stargatepb "github.com/nvcf/conformance/wire/stargatepb"
 )
 
 // remoteWatched returns the first remote region the bootstrap region watches.

@@ -1,9 +1,9 @@
 package scenarios
 
 import (
-	"github.com/nvcf/conformance/fixtures/wire/reason"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The tls layer: gRPC TLS on 50071, from the harness's probe (what the

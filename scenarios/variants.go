@@ -12,14 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/pki"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // PylonVariant is a Pylon deployed beside the base one for one case, with
-// one deliberately changed ingredient (fixtures/deploy's overrides).
+// one deliberately changed ingredient (deploy's overrides).
 type PylonVariant struct {
 	// Name is the variant's name (a DNS label); the Deployment is "pylon-<name>".
 	Name string

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // remoteURLFlag is the Stargate flag naming a remote region's watch URL.

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 // renderedStargate renders a region's objects for kind and returns the

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The watch layer: cross-region discovery through watch_stargate_urls,

@@ -14,15 +14,15 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nvcf/conformance/deploy"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/harness/model/matrix"
-	"github.com/nvcf/conformance/harness/model/topology"
-	"github.com/nvcf/conformance/harness/probe"
+	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios/probe"
 )
 
 // World is what lives for a whole run: the topology, the environment the

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 //go:embed *.yaml

@@ -18,7 +18,7 @@ import (
 	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/topologies"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/harness/model/matrix"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 func TestListPrintsTheCatalogue(t *testing.T) {

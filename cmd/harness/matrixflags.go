@@ -12,10 +12,10 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
-	"github.com/nvcf/conformance/harness/model/matrix"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/scenarios"
 	"github.com/nvcf/conformance/topologies"
 )

@@ -18,8 +18,8 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/kind"
 	"github.com/nvcf/conformance/clusters/local"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/fixtures/images"
+	"github.com/nvcf/conformance/deploy/images"
+	"github.com/nvcf/conformance/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/reports"
 )

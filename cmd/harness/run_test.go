@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/deploy/manifests"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )

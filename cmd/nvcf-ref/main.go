@@ -18,7 +18,7 @@ import (
 	"syscall"
 
 	"github.com/nvcf/conformance/fixtures/defects"
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // role is one component: its name (also the reason.Origin of its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nvcf/conformance/fixtures/wire/reason"
+	"github.com/nvcf/conformance/wire/reason"
 )
 
 // A role that refuses to start leaves its typed refusal, with the role as

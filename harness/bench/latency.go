@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 // echoPort is where the echo container of a Pylon pod listens (the

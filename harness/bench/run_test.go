@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/model/topology"
 	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 type fakeProvider struct {

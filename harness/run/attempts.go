@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nvcf/conformance/harness/model/matrix"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
 )
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
-	"github.com/nvcf/conformance/fixtures/deploy/manifests"
-	"github.com/nvcf/conformance/harness/model/matrix"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 	"github.com/nvcf/conformance/reports"

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
 	"github.com/nvcf/conformance/scenarios"
 )

@@ -5,7 +5,7 @@ package pkitopo
 import (
 	"time"
 
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nvcf/conformance/harness/model/topology"
+	"github.com/nvcf/conformance/model/topology"
 )
 
 // ClusterConfig names one cluster's pod network.
