@@ -32,7 +32,7 @@ var (
 
 func defaultTopology(t *testing.T) *topology.Topology {
 	t.Helper()
-	topo, err := topology.Load(filepath.Join("..", "..", "topologies", "default.yaml"))
+	topo, err := topology.Load(filepath.Join("..", "topologies", "default.yaml"))
 	require.NoError(t, err)
 	return topo
 }
@@ -46,7 +46,7 @@ func mintedPKI(t *testing.T) *pki.Manifest {
 			pkiErr = err
 			return
 		}
-		topo, err := topology.Load(filepath.Join("..", "..", "topologies", "default.yaml"))
+		topo, err := topology.Load(filepath.Join("..", "topologies", "default.yaml"))
 		if err != nil {
 			pkiErr = err
 			return

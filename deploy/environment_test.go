@@ -31,7 +31,7 @@ func TestApplyOnEnvironment(t *testing.T) {
 	}
 	topoPath := os.Getenv("NVCF_DEPLOY_TOPOLOGY")
 	if topoPath == "" {
-		topoPath = filepath.Join("..", "..", "topologies", "default.yaml")
+		topoPath = filepath.Join("..", "topologies", "default.yaml")
 	}
 	topo, err := topology.Load(topoPath)
 	require.NoError(t, err)
