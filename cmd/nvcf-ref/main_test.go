@@ -18,7 +18,7 @@ import (
 func TestRefusalBecomesTerminationMessage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "termination-log")
 	t.Setenv(reason.TerminationPathEnv, path)
-	err := run(context.Background(), []string{"stargate", "--remote-stargate-url=sg.region-b.nvcf.test:50071"}, os.Getenv, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"stargate", "--grpc-pylon-dial-addr=https://stargate.region-a.nvcf.test:50071", "--remote-stargate-url=sg.region-b.nvcf.test:50071"}, os.Getenv, io.Discard, io.Discard)
 	require.Error(t, err)
 	data, rerr := os.ReadFile(path)
 	require.NoError(t, rerr)
