@@ -30,6 +30,10 @@ var floors = []struct {
 	{"fixtures", 3},
 	{"deploy", 4},
 	{"scenarios", 5},
+	// The declarations, the plan and the run config: what the runner and
+	// the CLI import of the scenarios. It imports deploy/manifests (its
+	// RunConfig names images, flavor and defects), so it cannot sit lower.
+	{"scenarios/catalog", 5},
 	{"harness", 6},
 	{"cmd", 7},
 }
@@ -79,6 +83,7 @@ func TestFloorOf(t *testing.T) {
 		module + "fixtures/pylon":      3,
 		module + "deploy/manifests":    4,
 		module + "scenarios/probe":     5,
+		module + "scenarios/catalog":   5,
 		module + "harness/run":         6,
 		module + "cmd/harness":         7,
 	} {
@@ -91,3 +96,18 @@ func TestFloorOf(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+// TestHarnessLinksNoTestFramework fails when bin/harness links package
+// testing or the e2e-framework: the runner and the CLI import the
+// scenarios' declarations (scenarios/catalog), never the suite.
+func TestHarnessLinksNoTestFramework(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/harness").Output()
+	require.NoError(t, err, "go list")
+	var linked []string
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "testing" || strings.HasPrefix(dep, "sigs.k8s.io/e2e-framework") {
+			linked = append(linked, dep)
+		}
+	}
+	require.Empty(t, linked, "cmd/harness links the test framework; find the import with `go list -deps -f '{{.ImportPath}} {{.Imports}}' ./cmd/harness`")
+}

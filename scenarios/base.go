@@ -15,6 +15,7 @@ import (
 
 	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
@@ -126,7 +127,7 @@ var baseAsserted = map[string][]baseAssertion{
 }
 
 // baseAsserts reports whether s's verdict is the base failure f.
-func baseAsserts(s Scenario, f *BaseFailure) bool {
+func baseAsserts(s catalog.Scenario, f *BaseFailure) bool {
 	for _, a := range baseAsserted[s.ID] {
 		if a.part == f.Part && (len(a.reasons) == 0 || slices.Contains(a.reasons, f.Reason)) {
 			return true

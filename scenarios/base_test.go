@@ -14,6 +14,7 @@ import (
 	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/model/topology"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
@@ -21,7 +22,7 @@ import (
 // a pass: a broken base is its verdict, and nothing else's.
 func TestBaseAssertionsNameBaselineScenarios(t *testing.T) {
 	for id := range baseAsserted {
-		s, ok := ByID(id)
+		s, ok := catalog.ByID(id)
 		require.True(t, ok, "%s is not in the catalogue", id)
 		require.True(t, s.AssertsBaseline, "%s does not assert the baseline", id)
 		require.True(t, s.Expect.IsPass(), id)
@@ -31,12 +32,12 @@ func TestBaseAssertionsNameBaselineScenarios(t *testing.T) {
 		"tls/pylon-verified": true, "registration/every-stargate-every-region": true, "registration/explicit-https": true,
 		"quic/pylon-tunnel": false, "discovery/identities": false, "invocation/across-regions": false, "tls/wrong-root-server": false,
 	} {
-		s, ok := ByID(id)
+		s, ok := catalog.ByID(id)
 		require.True(t, ok, id)
 		require.Equal(t, want, baseAsserts(s, plaintext), id)
 	}
 	trust := &BaseFailure{Reason: reason.UnknownAuthority, Origin: reason.OriginPylon, Part: basePylonGRPC}
-	s, _ := ByID("registration/explicit-https")
+	s, _ := catalog.ByID("registration/explicit-https")
 	require.True(t, baseAsserts(s, &BaseFailure{Reason: reason.TLSNotStarted, Origin: reason.OriginIngress, Part: basePylonGRPC}),
 		"a Pylon that never starts TLS on https breaks explicit https")
 	require.False(t, baseAsserts(s, trust), "explicit-https asserts the scheme, not the trust")
@@ -89,7 +90,7 @@ func TestBaseWatchReadsTerminationMessages(t *testing.T) {
 	stargate := exited("stargate-0", manifests.Labels(manifests.StargateName, manifests.StargateName), "stargate",
 		reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginStargate, Detail: "remote watch URL has no scheme"})
 	cs := fake.NewClientset(pylon, stargate)
-	w := &World{Config: &RunConfig{TimeScale: 1, Environment: &clusters.Environment{}}, Topology: topo, deployer: &kubeDeployer{cs: cs}, Log: slog.New(slog.DiscardHandler)}
+	w := &World{Config: &catalog.RunConfig{TimeScale: 1, Environment: &clusters.Environment{}}, Topology: topo, deployer: &kubeDeployer{cs: cs}, Log: slog.New(slog.DiscardHandler)}
 	e := w.Env(&deploy.Result{Namespace: "nvcf"}, t.TempDir())
 
 	bw := e.newBaseWatch()

@@ -6,16 +6,17 @@ import (
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
-// Build is what the components under test accept (fixtures/nvcfbuild): in
+// buildOf is what the components under test accept (fixtures/nvcfbuild): in
 // the reference flavor, the reference build (everything); in the nvcf
 // flavor, the --help of the binaries in NVCFBinDir when the run names
 // them, else the committed snapshot's list, for the roles --real names
 // (all of them without --real). A case that needs a feature
 // the build lacks is reported as skipped, "unsupported by this build",
 // with the missing flag, and never runs (World.unsupported).
-func (c *RunConfig) Build(ctx context.Context) (nvcfbuild.Build, error) {
+func buildOf(ctx context.Context, c *catalog.RunConfig) (nvcfbuild.Build, error) {
 	if c.Flavor != manifests.FlavorNVCF {
 		return nvcfbuild.Reference(), nil
 	}
@@ -52,7 +53,7 @@ func cellFeatures(c matrix.Cell) []nvcfbuild.Feature {
 
 // unsupported returns why the build cannot run case c (its cell's, its
 // scenario's or its positive control's features), else nil.
-func (w *World) unsupported(c Case) error {
+func (w *World) unsupported(c catalog.Case) error {
 	need := append(cellFeatures(c.Cell), c.Scenario.Requires.Features...)
 	if ctl, ok := w.scenario(c.Scenario.Control); ok && c.Scenario.Control != "" {
 		need = append(need, ctl.Requires.Features...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
@@ -75,8 +76,8 @@ func TestDocRefusalsAreDeterministic(t *testing.T) {
 	f := doc(t, text).Failure(reason.OriginPylon)
 	require.Len(t, refusalsIn(f), 3, "every refusal reaches the judge")
 	// A case expecting one of them fails on the others.
-	require.Error(t, FailClosed(reason.UnknownAuthority).From(reason.OriginPylon).Judge(f))
-	require.NoError(t, FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch).Judge(f))
-	require.Error(t, FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch).From(reason.OriginPylon).Judge(f),
+	require.Error(t, judge(catalog.FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), f))
+	require.NoError(t, judge(catalog.FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch), f))
+	require.Error(t, judge(catalog.FailClosed(reason.UnknownAuthority, reason.InvalidAuthority, reason.HostnameMismatch).From(reason.OriginPylon), f),
 		"invalid-authority came from the router")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/faults"
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // caseTimeout bounds one case, before the run's time scale.
@@ -24,7 +25,7 @@ const caseTimeout = 6 * time.Minute
 // Features turns the plan of one cell into e2e-framework features: one per
 // case, and for each fail-closed case one more that runs it with its
 // control's configuration.
-func (w *World) Features(cases []Case) []types.Feature {
+func (w *World) Features(cases []catalog.Case) []types.Feature {
 	var out []types.Feature
 	for _, c := range cases {
 		if w.wanted(c.Name()) {
@@ -48,10 +49,10 @@ type CellRun struct {
 
 // CellRun splits the plan of one cell (see CellRun); with
 // RunConfig.Parallel at 1 or less every test is in Rest, in plan order.
-func (w *World) CellRun(cases []Case) CellRun {
+func (w *World) CellRun(cases []catalog.Case) CellRun {
 	var run CellRun
 	for _, c := range cases {
-		fs := w.Features([]Case{c})
+		fs := w.Features([]catalog.Case{c})
 		switch {
 		case len(fs) == 0:
 			continue
@@ -73,7 +74,7 @@ func (w *World) CellRun(cases []Case) CellRun {
 // caseRun is one feature's state, shared by its steps.
 type caseRun struct {
 	w      *World
-	c      Case
+	c      catalog.Case
 	kind   string
 	name   string
 	env    *Env
@@ -81,48 +82,10 @@ type caseRun struct {
 	result reports.CaseResult
 }
 
-func (w *World) newRun(c Case, kind, name string) *caseRun {
-	r := identity(c, kind, name)
-	r.Evidence = reports.EvidenceDir(w.Config.Artifacts, name)
-	return &caseRun{w: w, c: c, kind: kind, name: name, result: r}
-}
-
-// Test kinds: a case, and the test that runs a fail-closed case with its
-// control's configuration.
-const (
-	kindCase          = "case"
-	kindControlConfig = "control-config"
-)
-
-// identity is what a result says of the test it is about, before it runs.
-func identity(c Case, kind, name string) reports.CaseResult {
-	return reports.CaseResult{
-		Name: name, ID: c.Scenario.ID, Layer: string(c.Scenario.Layer), Cell: c.Cell.Name(), Kind: kind,
-		Description: c.Scenario.Summary, Expect: c.Scenario.Expect.String(), Control: c.Scenario.Control,
-		Covers: covers(c.Scenario),
-	}
-}
-
-func covers(s Scenario) []string {
-	var out []string
-	for _, r := range s.Covers {
-		out = append(out, string(r))
-	}
-	return out
-}
-
-// PlannedResults are the identities of every test of plan (a fail-closed
-// case adds its control-configuration test), for totalling a run that
-// ended early (reports.WithNotRun).
-func PlannedResults(plan []Case) []reports.CaseResult {
-	var out []reports.CaseResult
-	for _, c := range plan {
-		out = append(out, identity(c, kindCase, c.Name()))
-		if !c.Scenario.Expect.IsPass() {
-			out = append(out, identity(c, kindControlConfig, c.ControlConfigName()))
-		}
-	}
-	return out
+func (w *World) newRun(c catalog.Case, kind string) *caseRun {
+	r := c.Test(kind)
+	r.Evidence = reports.EvidenceDir(w.Config.Artifacts, r.Name)
+	return &caseRun{w: w, c: c, kind: kind, name: r.Name, result: r}
 }
 
 // setup deploys the case's cell (a no-op when it is deployed already).
@@ -163,19 +126,23 @@ func (r *caseRun) setup(ctx context.Context, t *testing.T, _ *envconf.Config) co
 func (r *caseRun) baseFailed(ctx context.Context, t *testing.T, f *BaseFailure) {
 	t.Helper()
 	r.step("the cell's base components refuse nothing", r.start, f)
-	if r.kind == kindCase && baseAsserts(r.c.Scenario, f) {
-		if judged := r.c.Scenario.Expect.Judge(f); judged != nil {
+	if r.kind == catalog.KindCase && baseAsserts(r.c.Scenario, f) {
+		if judged := judge(r.c.Scenario.Expect, f); judged != nil {
 			r.fail(ctx, t, reports.Fail, judged.Error(), f)
 		}
 	}
 	r.fail(ctx, t, reports.Error, blockedBy(f), nil)
 }
 
-// try runs s with setting under the case's deadline.
-func (r *caseRun) try(ctx context.Context, s Scenario, setting Setting) error {
+// try runs s's steps (World.tries) with setting under the case's deadline.
+func (r *caseRun) try(ctx context.Context, s catalog.Scenario, setting Setting) error {
+	try, ok := r.w.tries[s.ID]
+	if !ok {
+		return stepFailed("find the steps of "+s.ID, errors.New("no steps are attached to this scenario (tries.go)"))
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.w.Scale(caseTimeout))
 	defer cancel()
-	return s.Try(ctx, r.env, setting)
+	return try(ctx, r.env, setting)
 }
 
 // control runs the positive control of a fail-closed case; its failure
@@ -202,7 +169,7 @@ func (r *caseRun) assess(ctx context.Context, t *testing.T, _ *envconf.Config) c
 	start := time.Now()
 	observed := r.try(ctx, s, Faulty)
 	r.skipWithoutSeam(t, observed)
-	judged := s.Expect.Judge(observed)
+	judged := judge(s.Expect, observed)
 	r.step(s.Expect.String(), start, judged)
 	r.stepsRan(ctx, t, observed)
 	if err := judged; err != nil {
@@ -221,7 +188,7 @@ func (r *caseRun) assessControlConfig(ctx context.Context, t *testing.T, _ *envc
 	r.skipWithoutSeam(t, observed)
 	r.step("with "+s.Control+"'s configuration the refusal disappears", start, observed)
 	r.stepsRan(ctx, t, observed)
-	if s.Expect.Judge(observed) == nil {
+	if judge(s.Expect, observed) == nil {
 		r.fail(ctx, t, reports.Fail, fmt.Sprintf("with %s's configuration the scenario still observed %s (%v): its refusal is not caused by the faulty ingredient",
 			s.Control, s.Expect, observed), observed)
 	}
@@ -323,8 +290,8 @@ func (r *caseRun) step(name string, start time.Time, err error) {
 	r.result.Steps = append(r.result.Steps, st)
 }
 
-func (w *World) caseFeature(c Case) types.Feature {
-	r := w.newRun(c, kindCase, c.Name())
+func (w *World) caseFeature(c catalog.Case) types.Feature {
+	r := w.newRun(c, catalog.KindCase)
 	b := features.New(c.Name()).
 		WithLabel("layer", string(c.Scenario.Layer)).
 		WithLabel("cell", c.Cell.Name()).
@@ -335,8 +302,8 @@ func (w *World) caseFeature(c Case) types.Feature {
 	return b.Assess(strings.ReplaceAll(c.Scenario.Expect.String(), "|", " or "), r.assess).Feature()
 }
 
-func (w *World) controlConfigFeature(c Case) types.Feature {
-	r := w.newRun(c, kindControlConfig, c.ControlConfigName())
+func (w *World) controlConfigFeature(c catalog.Case) types.Feature {
+	r := w.newRun(c, catalog.KindControlConfig)
 	return features.New(c.ControlConfigName()).
 		WithLabel("layer", string(c.Scenario.Layer)).
 		WithLabel("cell", c.Cell.Name()).

@@ -21,6 +21,7 @@ import (
 	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
@@ -66,8 +67,8 @@ var errTrustBase = &BaseFailure{Reason: reason.UnknownAuthority, Origin: reason.
 
 var errRefused = reason.Wrap(reason.UnknownAuthority, errors.New("x509: certificate signed by unknown authority"))
 
-// fakeCatalogue holds one scenario per way a case can end.
-func fakeCatalogue() []Scenario {
+// fakeCatalogue holds one scenario per way a case can end, and its steps.
+func fakeCatalogue() ([]catalog.Scenario, map[string]Try) {
 	ok := func(context.Context, *Env, Setting) error { return nil }
 	refusedUnlessControl := func(_ context.Context, _ *Env, s Setting) error {
 		if s == AsControl {
@@ -84,7 +85,7 @@ func fakeCatalogue() []Scenario {
 			return refusedUnlessControl(ctx, e, s)
 		})
 	}
-	fc := FailClosed(reason.UnknownAuthority)
+	fc := catalog.FailClosed(reason.UnknownAuthority)
 	// A scenario whose verdict a broken base Pylon is (baseAsserted).
 	pylonVerified := func(_ context.Context, e *Env, _ Setting) error {
 		if e.Deployed.Cell.Workload == matrix.Mixed {
@@ -92,29 +93,39 @@ func fakeCatalogue() []Scenario {
 		}
 		return nil
 	}
-	out := []Scenario{
-		{ID: "tls/pylon-verified", Layer: LayerTLS, Expect: Pass, AssertsBaseline: true, Try: pylonVerified},
-		{ID: "tls/ok", Layer: LayerTLS, Summary: "the fake works", Expect: Pass, Try: ok},
-		{ID: "tls/broken", Layer: LayerTLS, Expect: Pass, Try: broken},
-		{ID: "tls/refused", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: refusedUnlessControl},
-		{ID: "tls/vacuous", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: always},
-		{ID: "tls/bad-control", Layer: LayerTLS, Expect: fc, Control: "tls/broken", Try: refusedUnlessControl},
-		{ID: "tls/wrong-reason", Layer: LayerTLS, Labels: []string{LabelProbe}, Expect: fc, Control: "tls/ok", Try: timeout},
-		{ID: "tls/dirty", Layer: LayerTLS, Expect: fc, Control: "tls/ok", Try: dirty},
+	out := []catalog.Scenario{
+		{ID: "tls/pylon-verified", Layer: catalog.LayerTLS, Expect: catalog.Pass, AssertsBaseline: true},
+		{ID: "tls/ok", Layer: catalog.LayerTLS, Summary: "the fake works", Expect: catalog.Pass},
+		{ID: "tls/broken", Layer: catalog.LayerTLS, Expect: catalog.Pass},
+		{ID: "tls/refused", Layer: catalog.LayerTLS, Labels: []string{catalog.LabelProbe}, Expect: fc, Control: "tls/ok"},
+		{ID: "tls/vacuous", Layer: catalog.LayerTLS, Labels: []string{catalog.LabelProbe}, Expect: fc, Control: "tls/ok"},
+		{ID: "tls/bad-control", Layer: catalog.LayerTLS, Expect: fc, Control: "tls/broken"},
+		{ID: "tls/wrong-reason", Layer: catalog.LayerTLS, Labels: []string{catalog.LabelProbe}, Expect: fc, Control: "tls/ok"},
+		{ID: "tls/dirty", Layer: catalog.LayerTLS, Expect: fc, Control: "tls/ok"},
 		// It asserts the baseline, so a broken baseline is its own failure.
-		{ID: "tls/asserts-baseline", Layer: LayerTLS, Expect: Pass, AssertsBaseline: true,
-			Try: func(_ context.Context, e *Env, _ Setting) error {
-				if e.Deployed.Cell.Workload == matrix.Mixed {
-					return reason.Wrap(reason.UnknownAuthority, errBaseline)
-				}
-				return nil
-			}},
+		{ID: "tls/asserts-baseline", Layer: catalog.LayerTLS, Expect: catalog.Pass, AssertsBaseline: true},
+	}
+	tries := map[string]Try{
+		"tls/pylon-verified": pylonVerified,
+		"tls/ok":             ok,
+		"tls/broken":         broken,
+		"tls/refused":        refusedUnlessControl,
+		"tls/vacuous":        always,
+		"tls/bad-control":    refusedUnlessControl,
+		"tls/wrong-reason":   timeout,
+		"tls/dirty":          dirty,
+		"tls/asserts-baseline": func(_ context.Context, e *Env, _ Setting) error {
+			if e.Deployed.Cell.Workload == matrix.Mixed {
+				return reason.Wrap(reason.UnknownAuthority, errBaseline)
+			}
+			return nil
+		},
 	}
 	// Every one runs in the DNS cells too (whose bases break).
 	for i := range out {
-		out[i].Requires.Discoveries = bothDiscoveries
+		out[i].Requires.Discoveries = matrix.Discoveries
 	}
-	return out
+	return out, tries
 }
 
 // TestFakeSuite runs the fake catalogue through the real features; it is
@@ -126,16 +137,25 @@ func TestFakeSuite(t *testing.T) {
 	}
 	topo, err := topology.Parse([]byte("name: fake\nclusters: [{name: region-a, role: stargate}, {name: workers, role: workers}]\n"))
 	require.NoError(t, err)
+	cat, tries := fakeCatalogue()
+	cells := []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle},
+		{Workload: matrix.Mixed, Trust: matrix.Bundle},
+		// Its deploy stops on a base failure; the next one's baseline check finds one.
+		{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Discovery: matrix.DNS}, {Workload: matrix.Mixed, Trust: matrix.Bundle, Discovery: matrix.DNS}}
+	// As from the runner: the plan, by name, resolved against the catalogue.
+	cfg := &catalog.RunConfig{Artifacts: dir, TimeScale: 1, Parallel: 3, Environment: &clusters.Environment{},
+		Cases: catalog.CaseNames(catalog.Plan(cat, cells, catalog.Filter{}))}
+	cases, err := catalog.Resolve(cat, cfg.Cases)
+	require.NoError(t, err)
+	require.NoError(t, stepsOf(tries, cases))
 	w := &World{
-		Config:   &RunConfig{Artifacts: dir, TimeScale: 1, Parallel: 3, Environment: &clusters.Environment{}},
-		Topology: topo,
-		Cells: []matrix.Cell{{Workload: matrix.StatefulSet, Trust: matrix.Bundle}, {Workload: matrix.Deployment, Trust: matrix.Bundle},
-			{Workload: matrix.Mixed, Trust: matrix.Bundle},
-			// Its deploy stops on a base failure; the next one's baseline check finds one.
-			{Workload: matrix.StatefulSet, Trust: matrix.Bundle, Discovery: matrix.DNS}, {Workload: matrix.Mixed, Trust: matrix.Bundle, Discovery: matrix.DNS}},
+		Config:    cfg,
+		Topology:  topo,
 		Log:       slog.New(slog.DiscardHandler),
 		deployer:  &fakeDeployer{},
-		catalogue: fakeCatalogue(),
+		catalogue: cat,
+		tries:     tries,
+		cases:     cases,
 		// The mixed cell deploys, but something before left it broken.
 		baseline: func(_ context.Context, e *Env) error {
 			if e.Deployed.Cell.Discovery == matrix.DNS {
@@ -246,17 +266,17 @@ func TestSuiteJudgesCases(t *testing.T) {
 // with Parallel at 1 every test runs one after another.
 func TestCellRunPutsOnlyIsolatedCasesTogether(t *testing.T) {
 	cell := matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.System}
-	fc := FailClosed(reason.UnknownAuthority)
-	var cases []Case
-	for _, s := range []Scenario{
-		{ID: "tls/variant", Labels: []string{LabelPylon, LabelDeploys}, Expect: Pass},
-		{ID: "quic/probe", Labels: []string{LabelProbe}, Expect: fc, Control: "quic/probe-ok"},
-		{ID: "watch/across", Labels: []string{LabelProbe, LabelCrossRegion}, Expect: Pass},
-		{ID: "resilience/fault", Labels: []string{LabelProbe, LabelFaults}, Expect: Pass},
-		{ID: "discovery/pylon", Labels: []string{LabelProbe, LabelPylon}, Expect: Pass},
-		{ID: "authority/rollout", Labels: []string{LabelProbe, LabelDeploys}, Expect: Pass},
+	fc := catalog.FailClosed(reason.UnknownAuthority)
+	var cases []catalog.Case
+	for _, s := range []catalog.Scenario{
+		{ID: "tls/variant", Labels: []string{catalog.LabelPylon, catalog.LabelDeploys}, Expect: catalog.Pass},
+		{ID: "quic/probe", Labels: []string{catalog.LabelProbe}, Expect: fc, Control: "quic/probe-ok"},
+		{ID: "watch/across", Labels: []string{catalog.LabelProbe, catalog.LabelCrossRegion}, Expect: catalog.Pass},
+		{ID: "resilience/fault", Labels: []string{catalog.LabelProbe, catalog.LabelFaults}, Expect: catalog.Pass},
+		{ID: "discovery/pylon", Labels: []string{catalog.LabelProbe, catalog.LabelPylon}, Expect: catalog.Pass},
+		{ID: "authority/rollout", Labels: []string{catalog.LabelProbe, catalog.LabelDeploys}, Expect: catalog.Pass},
 	} {
-		cases = append(cases, Case{Scenario: s, Cell: cell})
+		cases = append(cases, catalog.Case{Scenario: s, Cell: cell})
 	}
 	names := func(fs []types.Feature) []string {
 		var out []string
@@ -265,7 +285,7 @@ func TestCellRunPutsOnlyIsolatedCasesTogether(t *testing.T) {
 		}
 		return out
 	}
-	w := &World{Config: &RunConfig{Parallel: 4}}
+	w := &World{Config: &catalog.RunConfig{Parallel: 4}}
 	run := w.CellRun(cases)
 	require.Equal(t, []string{cases[0].Name()}, names(run.Lead))
 	require.Equal(t, []string{cases[1].Name(), cases[1].ControlConfigName(), cases[2].Name()}, names(run.Together),

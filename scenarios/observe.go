@@ -108,7 +108,7 @@ func (e *Env) status(ctx context.Context, p Pod, port int) (Doc, error) {
 // RegisteredOn returns the Stargate pods of region whose registry (their
 // /status's inference_servers) holds the inference server id.
 func (e *Env) RegisteredOn(ctx context.Context, region, serverID string) ([]string, error) {
-	if e.Config.byMetrics() {
+	if byMetrics(e.Config) {
 		return nil, notProven("which Stargate of "+region+" holds "+serverID, fmt.Sprintf("a real Stargate names no registrations by id (proof level %s)", ProofNone))
 	}
 	pods, err := e.StargatePods(ctx, region)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/status"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/scenarios/probe"
 )
 
@@ -42,67 +43,16 @@ const (
 	ProofNone ProofLevel = "none"
 )
 
-// ProofSource selects where a run's server-side proofs come from.
-type ProofSource string
-
-// The proof sources.
-const (
-	// ProofAuto: /status for a reference Stargate, /metrics and
-	// ListModels for a real one (RunConfig.Real).
-	ProofAuto ProofSource = ""
-	// ProofFromStatus: /status, whatever the Stargate.
-	ProofFromStatus ProofSource = "status"
-	// ProofFromMetrics: /metrics and ListModels, as against a real
-	// Stargate, even on the reference one (which serves both): the
-	// metrics proofs' own check.
-	ProofFromMetrics ProofSource = "metrics"
-)
-
-// ParseProofSource parses --proof.
-func ParseProofSource(s string) (ProofSource, error) {
-	switch p := ProofSource(s); p {
-	case ProofAuto, ProofFromStatus, ProofFromMetrics:
-		return p, nil
-	}
-	return "", fmt.Errorf("proof source %q: want %s or %s (empty: %s for a reference Stargate, %s for a real one)",
-		s, ProofFromStatus, ProofFromMetrics, ProofFromStatus, ProofFromMetrics)
-}
-
-// RealRoles are the roles whose images can be NVCF's real components.
-var RealRoles = []string{"stargate", "router", "pylon"}
-
-// ParseReal parses --real, a comma list of RealRoles.
-func ParseReal(s string) ([]string, error) {
-	var out []string
-	for _, r := range strings.Split(s, ",") {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
-		}
-		if !slices.Contains(RealRoles, r) {
-			return nil, fmt.Errorf("real role %q: want a comma list of %s", r, strings.Join(RealRoles, ", "))
-		}
-		if !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// Real reports whether the run's role is NVCF's real component (the run's
-// own setting, RunConfig.Real; never guessed from an image name).
-func (c *RunConfig) IsReal(role string) bool { return c != nil && slices.Contains(c.Real, role) }
-
 // byMetrics reports whether this run's server-side proofs read /metrics
 // and ListModels rather than /status.
-func (c *RunConfig) byMetrics() bool {
+func byMetrics(c *catalog.RunConfig) bool {
 	if c == nil {
 		return false
 	}
 	switch c.Proof {
-	case ProofFromMetrics:
+	case catalog.ProofFromMetrics:
 		return true
-	case ProofFromStatus:
+	case catalog.ProofFromStatus:
 		return false
 	}
 	return c.IsReal("stargate")

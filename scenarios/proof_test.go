@@ -11,31 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/faults"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 func activeOn(region, pod string, active map[string]float64, listed ...string) held {
 	return held{Region: region, Pod: pod, Ready: true, Source: ProofMetrics, Heartbeat: defaultHeartbeat, Active: active, Listed: listed}
 }
 
-func TestProofSettings(t *testing.T) {
-	real, err := ParseReal("stargate, pylon,stargate")
-	require.NoError(t, err)
-	require.Equal(t, []string{"stargate", "pylon"}, real)
-	_, err = ParseReal("stargate,echo")
-	require.Error(t, err)
-	for _, s := range []string{"", "status", "metrics"} {
-		_, err := ParseProofSource(s)
-		require.NoError(t, err, s)
-	}
-	_, err = ParseProofSource("logs")
-	require.Error(t, err)
-
-	require.False(t, (&RunConfig{}).byMetrics(), "the reference Stargate: /status")
-	require.True(t, (&RunConfig{Real: []string{"stargate"}}).byMetrics(), "a real Stargate: its /metrics")
-	require.False(t, (&RunConfig{Real: []string{"pylon", "router"}}).byMetrics(), "a real Pylon beside the reference Stargate")
-	require.True(t, (&RunConfig{Proof: ProofFromMetrics}).byMetrics(), "the metrics path, on the reference Stargate")
-	require.False(t, (&RunConfig{Real: []string{"stargate"}, Proof: ProofFromStatus}).byMetrics())
-	require.False(t, (*RunConfig)(nil).byMetrics())
+func TestByMetrics(t *testing.T) {
+	require.False(t, byMetrics(&catalog.RunConfig{}), "the reference Stargate: /status")
+	require.True(t, byMetrics(&catalog.RunConfig{Real: []string{"stargate"}}), "a real Stargate: its /metrics")
+	require.False(t, byMetrics(&catalog.RunConfig{Real: []string{"pylon", "router"}}), "a real Pylon beside the reference Stargate")
+	require.True(t, byMetrics(&catalog.RunConfig{Proof: catalog.ProofFromMetrics}), "the metrics path, on the reference Stargate")
+	require.False(t, byMetrics(&catalog.RunConfig{Real: []string{"stargate"}, Proof: catalog.ProofFromStatus}))
+	require.False(t, byMetrics(nil))
 }
 
 // On a real Stargate's sources a refusal is proven by the id's own model
@@ -114,7 +103,7 @@ func TestSharedModelAbsenceFromMetrics(t *testing.T) {
 // the check does not sweep: never a silent pass.
 func TestUnprovableChecksSaySo(t *testing.T) {
 	dir := t.TempDir()
-	e := &Env{World: &World{Config: &RunConfig{Real: []string{"stargate"}}, Log: slog.New(slog.DiscardHandler)}, Evidence: dir}
+	e := &Env{World: &World{Config: &catalog.RunConfig{Real: []string{"stargate"}}, Log: slog.New(slog.DiscardHandler)}, Evidence: dir}
 	before := []held{activeOn("region-a", "stargate-0", nil)}
 	ctx := context.Background()
 	require.NoError(t, e.heldNowhere(ctx, absence{id: "pylon-variant", before: before}))
@@ -140,7 +129,7 @@ func TestProofNotProvenIsASkip(t *testing.T) {
 	require.NotErrorIs(t, err, faults.ErrNoSeam, "its own sentinel, not a fault's")
 	require.Contains(t, err.Error(), "NOT PROVEN: which Stargate of region-b holds x: a real Stargate names no registrations by id")
 	require.Empty(t, refusalsIn(err))
-	require.Error(t, Pass.Judge(err))
-	_, err = (&Env{World: &World{Config: &RunConfig{Real: []string{"stargate"}}}}).RegisteredOn(context.Background(), "region-b", "x")
+	require.Error(t, judge(catalog.Pass, err))
+	_, err = (&Env{World: &World{Config: &catalog.RunConfig{Real: []string{"stargate"}}}}).RegisteredOn(context.Background(), "region-b", "x")
 	require.ErrorIs(t, err, ErrNotProven)
 }

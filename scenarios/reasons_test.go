@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nvcf/conformance/fixtures/tunnel"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/scenarios/probe"
 	"github.com/nvcf/conformance/wire/reason"
 	"github.com/nvcf/conformance/wire/stargatepb"
@@ -28,9 +29,9 @@ import (
 // carries another reason, the right reason from another origin, or no
 // typed reason at all.
 
-func expectationOf(t *testing.T, id string) Expectation {
+func expectationOf(t *testing.T, id string) catalog.Expectation {
 	t.Helper()
-	s, ok := ByID(id)
+	s, ok := catalog.ByID(id)
 	require.True(t, ok, id)
 	return s.Expect
 }
@@ -66,7 +67,7 @@ func registerRefused(t *testing.T, refusal error) error {
 func TestReasonChannelGRPCStatusDetails(t *testing.T) {
 	register := func(refusal error) error { return registerRefused(t, refusal) }
 	unknown := expectationOf(t, "authority/unknown")
-	require.NoError(t, unknown.Judge(register(reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginRouter, "no match"))))
+	require.NoError(t, judge(unknown, register(reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginRouter, "no match"))))
 	for name, refusal := range map[string]error{
 		"Stargate's invalid-registration":    reason.Status(codes.InvalidArgument, reason.InvalidRegistration, reason.OriginStargate, "registration without inference_server_id"),
 		"invalid-authority said by Stargate": reason.Status(codes.InvalidArgument, reason.InvalidAuthority, reason.OriginStargate, "no match"),
@@ -74,17 +75,17 @@ func TestReasonChannelGRPCStatusDetails(t *testing.T) {
 		"the router's no-such-pod":           reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"),
 		"Unavailable after the handshake":    status.Error(codes.Unavailable, "stargate is not ready"),
 	} {
-		require.Error(t, unknown.Judge(register(refusal)), name)
+		require.Error(t, judge(unknown, register(refusal)), name)
 	}
 
 	noPod := expectationOf(t, "authority/no-such-pod")
-	require.NoError(t, noPod.Judge(register(reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"))))
+	require.NoError(t, judge(noPod, register(reason.Status(codes.Unavailable, reason.NoSuchPod, reason.OriginRouter, "no endpoint"))))
 	for _, refusal := range []error{
 		reason.Status(codes.Unavailable, reason.NotReady, reason.OriginRouter, "not ready"),
 		reason.Status(codes.Unavailable, reason.BackendUnreachable, reason.OriginRouter, "unreachable"),
 		status.Error(codes.Unavailable, "no endpoint"),
 	} {
-		require.Error(t, noPod.Judge(register(refusal)), "%v", refusal)
+		require.Error(t, judge(noPod, register(refusal)), "%v", refusal)
 	}
 }
 
@@ -94,43 +95,43 @@ func TestReasonChannelGRPCStatusDetails(t *testing.T) {
 func TestReasonChannelRealGRPCStatus(t *testing.T) {
 	register := func(refusal error) error { return registerRefused(t, refusal) }
 	unknown := expectationOf(t, "authority/unknown")
-	require.NoError(t, unknown.Judge(register(status.Error(codes.InvalidArgument,
+	require.NoError(t, judge(unknown, register(status.Error(codes.InvalidArgument,
 		"registration authority sg-0.sg.elsewhere.test does not match advertised stargate hostname template"))))
-	require.NoError(t, unknown.Judge(register(status.Error(codes.InvalidArgument, "registration requires a target stargate authority"))))
+	require.NoError(t, judge(unknown, register(status.Error(codes.InvalidArgument, "registration requires a target stargate authority"))))
 	for name, refusal := range map[string]error{
 		"Stargate's admission":          status.Error(codes.InvalidArgument, "inference_server_url is empty"),
 		"the router's text, wrong code": status.Error(codes.Unavailable, "registration requires a target stargate authority"),
 		"the router's text, prefixed":   status.Error(codes.InvalidArgument, "proxy: registration requires a target stargate authority"),
 		"the router's not-ready":        status.Error(codes.Unavailable, "target stargate sg-0 is not ready"),
 	} {
-		require.Error(t, unknown.Judge(register(refusal)), name)
+		require.Error(t, judge(unknown, register(refusal)), name)
 	}
 	// An unlisted text is unknown, and the evidence keeps it.
 	err := register(status.Error(codes.InvalidArgument, "some text no list names"))
 	require.Equal(t, reason.Unknown, reason.Of(err))
 	require.Contains(t, err.Error(), "some text no list names")
-	require.Error(t, unknown.Judge(err))
+	require.Error(t, judge(unknown, err))
 
 	// The real router cannot tell a missing pod from a not-ready one: its
 	// not-ready counts for a missing pod only with the step's proof that
 	// the pod does not exist.
 	notReady := expectationOf(t, "authority/not-ready")
-	require.NoError(t, notReady.Judge(register(status.Error(codes.Unavailable, "target stargate stargate-not-ready is not ready"))))
+	require.NoError(t, judge(notReady, register(status.Error(codes.Unavailable, "target stargate stargate-not-ready is not ready"))))
 	for _, id := range []string{"authority/no-such-pod", "authority/dashed-ip"} {
 		exp := expectationOf(t, id)
 		bare := register(status.Error(codes.Unavailable, "target stargate stargate-99 is not ready"))
-		require.ErrorContains(t, exp.Judge(bare), "proved no such thing", id)
-		require.NoError(t, exp.Judge(&provenAbsent{err: bare, region: "region-a", pod: "stargate-99"}), id)
+		require.ErrorContains(t, judge(exp, bare), "proved no such thing", id)
+		require.NoError(t, judge(exp, &provenAbsent{err: bare, region: "region-a", pod: "stargate-99"}), id)
 		// The proof admits not-ready only, and only from the router.
 		other := register(status.Error(codes.Unavailable, "timed out connecting to stargate target"))
-		require.Error(t, exp.Judge(&provenAbsent{err: other, region: "region-a", pod: "stargate-99"}), id)
+		require.Error(t, judge(exp, &provenAbsent{err: other, region: "region-a", pod: "stargate-99"}), id)
 		fromStargate := reason.WrapFrom(reason.NotReady, reason.OriginStargate, errors.New("not ready"))
-		require.Error(t, exp.Judge(&provenAbsent{err: fromStargate, region: "region-a", pod: "stargate-99"}), id)
+		require.Error(t, judge(exp, &provenAbsent{err: fromStargate, region: "region-a", pod: "stargate-99"}), id)
 		// Accepted (no refusal) stays a failure, proof or not.
-		require.Error(t, exp.Judge(nil), id)
+		require.Error(t, judge(exp, nil), id)
 	}
 	// The proof does not widen an expectation without OrIfAbsent.
-	require.Error(t, unknown.Judge(&provenAbsent{err: register(status.Error(codes.Unavailable, "target stargate sg-0 is not ready")), pod: "sg-0"}))
+	require.Error(t, judge(unknown, &provenAbsent{err: register(status.Error(codes.Unavailable, "target stargate sg-0 is not ready")), pod: "sg-0"}))
 }
 
 // QUIC close of a real router's relay: code 0 and its own text.
@@ -141,17 +142,17 @@ func TestReasonChannelRealQUICClose(t *testing.T) {
 		return reason.WrapFrom(r, o, err)
 	}
 	sni := expectationOf(t, "quic/unknown-sni")
-	require.NoError(t, sni.Judge(closed(0, true, "unknown target SNI")))
-	require.NoError(t, sni.Judge(closed(0, true, "missing target SNI")))
-	require.Error(t, sni.Judge(closed(0, false, "unknown target SNI")), "our own close is no refusal")
-	require.Error(t, sni.Judge(closed(tunnel.CodeRejected, true, "unknown target SNI")), "under another code it is no real text, nor a typed message")
-	require.Error(t, sni.Judge(closed(0, true, "target stargate not ready")), "not-ready without the proof the SNI names no pod")
-	require.NoError(t, sni.Judge(&provenAbsent{err: closed(0, true, "target stargate not ready"), pod: "stargate-99"}))
-	require.Error(t, sni.Judge(&provenAbsent{err: closed(0, true, "router shutdown"), pod: "stargate-99"}))
-	require.Error(t, sni.Judge(closed(0, true, "unknown SNI")))
+	require.NoError(t, judge(sni, closed(0, true, "unknown target SNI")))
+	require.NoError(t, judge(sni, closed(0, true, "missing target SNI")))
+	require.Error(t, judge(sni, closed(0, false, "unknown target SNI")), "our own close is no refusal")
+	require.Error(t, judge(sni, closed(tunnel.CodeRejected, true, "unknown target SNI")), "under another code it is no real text, nor a typed message")
+	require.Error(t, judge(sni, closed(0, true, "target stargate not ready")), "not-ready without the proof the SNI names no pod")
+	require.NoError(t, judge(sni, &provenAbsent{err: closed(0, true, "target stargate not ready"), pod: "stargate-99"}))
+	require.Error(t, judge(sni, &provenAbsent{err: closed(0, true, "router shutdown"), pod: "stargate-99"}))
+	require.Error(t, judge(sni, closed(0, true, "unknown SNI")))
 	notReady := expectationOf(t, "quic/not-ready")
-	require.NoError(t, notReady.Judge(closed(0, true, "target stargate not ready")))
-	require.Error(t, notReady.Judge(closed(0, true, "router shutdown")))
+	require.NoError(t, judge(notReady, closed(0, true, "target stargate not ready")))
+	require.Error(t, judge(notReady, closed(0, true, "router shutdown")))
 }
 
 // Termination message: what a component wrote to its terminationMessagePath.
@@ -160,7 +161,7 @@ func TestReasonChannelTerminationMessage(t *testing.T) {
 		return terminated(&corev1.ContainerStateTerminated{ExitCode: 1, Message: msg}, "Stargate variant exited with code 1")
 	}
 	schemeLess := expectationOf(t, "watch/scheme-less-remote-refused")
-	require.NoError(t, schemeLess.Judge(exit(reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginStargate, Detail: "no scheme"}.Encode())))
+	require.NoError(t, judge(schemeLess, exit(reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginStargate, Detail: "no scheme"}.Encode())))
 	for _, msg := range []string{
 		reason.Message{Reason: reason.SchemeRequired, Origin: reason.OriginPylon}.Encode(),
 		reason.Message{Reason: reason.InsecureRefused, Origin: reason.OriginStargate}.Encode(),
@@ -168,7 +169,7 @@ func TestReasonChannelTerminationMessage(t *testing.T) {
 		"nvcf-ref: scheme-required: remote watch URL has no scheme",
 		"",
 	} {
-		require.Error(t, schemeLess.Judge(exit(msg)), msg)
+		require.Error(t, judge(schemeLess, exit(msg)), msg)
 	}
 }
 
@@ -180,11 +181,11 @@ func TestReasonChannelTLSAlert(t *testing.T) {
 		return reason.WrapFrom(r, o, err)
 	}
 	untrusted := expectationOf(t, "quic/untrusted-client-cert")
-	require.NoError(t, untrusted.Judge(alert(reason.AlertUnknownCA, true)))
-	require.Error(t, untrusted.Judge(alert(reason.AlertBadCertificate, true)), "bad_certificate is not unknown_ca")
-	require.Error(t, untrusted.Judge(alert(reason.AlertCertificateExpired, true)))
-	require.Error(t, untrusted.Judge(alert(reason.AlertUnknownCA, false)), "an alert we sent ourselves is no refusal")
-	require.Error(t, untrusted.Judge(reason.WrapFrom(reason.UntrustedClientCert, reason.OriginProbe, errors.New("x"))), "not the peer's")
+	require.NoError(t, judge(untrusted, alert(reason.AlertUnknownCA, true)))
+	require.Error(t, judge(untrusted, alert(reason.AlertBadCertificate, true)), "bad_certificate is not unknown_ca")
+	require.Error(t, judge(untrusted, alert(reason.AlertCertificateExpired, true)))
+	require.Error(t, judge(untrusted, alert(reason.AlertUnknownCA, false)), "an alert we sent ourselves is no refusal")
+	require.Error(t, judge(untrusted, reason.WrapFrom(reason.UntrustedClientCert, reason.OriginProbe, errors.New("x"))), "not the peer's")
 }
 
 // QUIC close message: the reason.Message a peer closed the connection with.
@@ -195,10 +196,10 @@ func TestReasonChannelQUICCloseMessage(t *testing.T) {
 		return reason.WrapFrom(r, o, err)
 	}
 	badToken := expectationOf(t, "quic/bad-token")
-	require.NoError(t, badToken.Judge(closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginStargate}.Encode())))
-	require.Error(t, badToken.Judge(closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginQUICRelay}.Encode())))
-	require.Error(t, badToken.Judge(closed(reason.Message{Reason: reason.BadHandshake, Origin: reason.OriginStargate}.Encode())))
-	require.Error(t, badToken.Judge(closed(string(reason.BadToken))), "a bare reason string is no typed message")
+	require.NoError(t, judge(badToken, closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginStargate}.Encode())))
+	require.Error(t, judge(badToken, closed(reason.Message{Reason: reason.BadToken, Origin: reason.OriginQUICRelay}.Encode())))
+	require.Error(t, judge(badToken, closed(reason.Message{Reason: reason.BadHandshake, Origin: reason.OriginStargate}.Encode())))
+	require.Error(t, judge(badToken, closed(string(reason.BadToken))), "a bare reason string is no typed message")
 }
 
 // HandshakeAck reason: the text a Stargate refused the tunnel handshake
@@ -210,10 +211,10 @@ func TestReasonChannelHandshakeAck(t *testing.T) {
 		return reason.WrapFrom(tunnel.AckReason(text), reason.OriginStargate, fmt.Errorf("handshake refused with reason %q", text))
 	}
 	unregistered := expectationOf(t, "quic/unregistered-tunnel")
-	require.NoError(t, unregistered.Judge(ack("unauthorized inference_server_id")))
-	require.NoError(t, unregistered.Judge(ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
+	require.NoError(t, judge(unregistered, ack("unauthorized inference_server_id")))
+	require.NoError(t, judge(unregistered, ack(string(reason.Unregistered))), "the reference sends the typed reason itself")
 	for _, text := range []string{"authentication failed", "routing key mismatch", "duplicate connection", "unauthorized", ""} {
-		require.Error(t, unregistered.Judge(ack(text)), text)
+		require.Error(t, judge(unregistered, ack(text)), text)
 	}
 	// A text no list names is unknown, quoted in the error.
 	err := ack("cluster id mismatch")
@@ -222,17 +223,17 @@ func TestReasonChannelHandshakeAck(t *testing.T) {
 	relayed := fmt.Errorf("quic tunnel: %w", &quic.ApplicationError{Remote: true, ErrorCode: tunnel.CodeRejected,
 		ErrorMessage: reason.Message{Reason: reason.Unregistered, Origin: reason.OriginQUICRelay}.Encode()})
 	r, o := probe.Refusal(relayed)
-	require.Error(t, unregistered.Judge(reason.WrapFrom(r, o, relayed)), "not the Stargate's refusal")
+	require.Error(t, judge(unregistered, reason.WrapFrom(r, o, relayed)), "not the Stargate's refusal")
 }
 
 // /status document: the reasons a role's document holds, with their origins.
 func TestReasonChannelStatusDocument(t *testing.T) {
 	wrongRoot := expectationOf(t, "tls/wrong-root-server")
 	failure := func(s string) error { return doc(t, s).Failure(reason.OriginPylon) }
-	require.NoError(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}]}`)))
-	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority", "origin": "router"}]}`)))
-	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "hostname-mismatch"}]}`)))
-	require.Error(t, wrongRoot.Judge(failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}, {"stargate": "sg-1", "reason": "expired"}]}`)),
+	require.NoError(t, judge(wrongRoot, failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}]}`)))
+	require.Error(t, judge(wrongRoot, failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority", "origin": "router"}]}`)))
+	require.Error(t, judge(wrongRoot, failure(`{"registrations": [{"stargate": "sg-0", "reason": "hostname-mismatch"}]}`)))
+	require.Error(t, judge(wrongRoot, failure(`{"registrations": [{"stargate": "sg-0", "reason": "unknown-authority"}, {"stargate": "sg-1", "reason": "expired"}]}`)),
 		"every refusal the document holds is judged")
 }
 
@@ -243,9 +244,9 @@ func TestReasonChannelProbeError(t *testing.T) {
 		return reason.WrapFrom(r, o, err)
 	}
 	wrongRoot := expectationOf(t, "tls/wrong-root")
-	require.NoError(t, wrongRoot.Judge(verify(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})))
-	require.Error(t, wrongRoot.Judge(verify(&tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}})))
-	require.Error(t, wrongRoot.Judge(verify(reason.Status(codes.Unavailable, reason.UnknownAuthority, reason.OriginIngress, "said the ingress"))),
+	require.NoError(t, judge(wrongRoot, verify(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})))
+	require.Error(t, judge(wrongRoot, verify(&tls.CertificateVerificationError{Err: x509.HostnameError{Host: "x"}})))
+	require.Error(t, judge(wrongRoot, verify(reason.Status(codes.Unavailable, reason.UnknownAuthority, reason.OriginIngress, "said the ingress"))),
 		"the same reason said by a component is not the probe's verification")
 }
 
@@ -257,14 +258,14 @@ func TestReasonChannelProbeError(t *testing.T) {
 func TestAcceptedElsewhereIsNoRefusal(t *testing.T) {
 	notReady := expectationOf(t, "authority/not-ready")
 	elsewhere := accepted(errors.New("server side: replicas holding a registration of x: want [region-a/stargate-0], got [region-a/stargate-not-ready]"))
-	err := notReady.Judge(elsewhere)
+	err := judge(notReady, elsewhere)
 	require.ErrorContains(t, err, "nothing refused it")
 	require.Empty(t, observedReason(elsewhere), "reported as accepted")
 	require.Nil(t, accepted(nil))
-	require.Error(t, expectationOf(t, "authority/routes-to-named").Judge(elsewhere), "a positive case fails on it")
+	require.Error(t, judge(expectationOf(t, "authority/routes-to-named"), elsewhere), "a positive case fails on it")
 
 	refusal := reason.WrapFrom(reason.NotReady, reason.OriginRouter, errors.New("not ready"))
-	require.NoError(t, notReady.Judge(errors.Join(refusal, accepted(errors.New("x")))))
+	require.NoError(t, judge(notReady, errors.Join(refusal, accepted(errors.New("x")))))
 	require.Equal(t, string(reason.NotReady), observedReason(errors.Join(refusal, accepted(errors.New("x")))))
 
 	step := accepted(stepFailed("ask every Stargate", errors.New("down")))

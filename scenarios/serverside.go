@@ -187,7 +187,7 @@ func (e *Env) withTerminatingMustAnswer(ctx context.Context, region string, pods
 
 // askStargate reads what one Stargate pod holds, from the run's source.
 func (e *Env) askStargate(ctx context.Context, region string, p Pod) (held, error) {
-	if e.Config.byMetrics() {
+	if byMetrics(e.Config) {
 		return e.readActive(ctx, region, p)
 	}
 	d, err := e.StargateStatus(ctx, p)
@@ -462,7 +462,7 @@ func (e *Env) heldExactlyOn(ctx context.Context, p presence) error {
 	source := sourceOf(p.before)
 	if source == "" {
 		source = ProofStatus
-		if e.Config.byMetrics() {
+		if byMetrics(e.Config) {
 			source = ProofMetrics
 		}
 	}

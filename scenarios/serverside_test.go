@@ -12,6 +12,7 @@ import (
 
 	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/fixtures/stargate"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
@@ -126,7 +127,7 @@ func TestPresenceRequiresExactlyTheNamedReplica(t *testing.T) {
 // The window covers at least three heartbeats of the slowest replica, and
 // a time scale can only lengthen it.
 func TestWindowCoversThreeHeartbeats(t *testing.T) {
-	e := &Env{World: &World{Config: &RunConfig{TimeScale: 0.1}}}
+	e := &Env{World: &World{Config: &catalog.RunConfig{TimeScale: 0.1}}}
 	slow := heldBy(t, "region-b", "stargate-0", replicaDoc(t, nil, nil, 0))
 	slow.Heartbeat = 4 * time.Second
 	w, hb := e.window([]held{heldBy(t, "region-a", "stargate-0", replicaDoc(t, nil, nil, 0)), slow})
@@ -141,7 +142,7 @@ func TestWindowCoversThreeHeartbeats(t *testing.T) {
 // first (reason.Of), which is why the suite looks for the step's failure
 // before judging (TestSuiteJudgesCases runs it through the features).
 func TestFailedCleanupIsFoundBehindTheRefusal(t *testing.T) {
-	w := &World{Config: &RunConfig{TimeScale: 1}, deployer: &fakeDeployer{}, Log: slog.New(slog.DiscardHandler)}
+	w := &World{Config: &catalog.RunConfig{TimeScale: 1}, deployer: &fakeDeployer{}, Log: slog.New(slog.DiscardHandler)}
 	e := &Env{World: w}
 	err := e.WithPylon(context.Background(), PylonVariant{Name: "x"}, func(context.Context, *deploy.Variant) error { return errRefused })
 	require.Equal(t, reason.UnknownAuthority, reason.Of(err), "the refusal is still what a reason lookup finds")

@@ -268,7 +268,7 @@ func srvAnswersByWorkloadKind(ctx context.Context, e *Env, region string) error 
 // no /status and reports no mode; its mode follows from its arguments
 // (stargatesConfiguredForSRV).
 func stargatesDiscoverByDNS(ctx context.Context, e *Env, region string) error {
-	if e.Config.byMetrics() {
+	if byMetrics(e.Config) {
 		return stargatesConfiguredForSRV(ctx, e, region)
 	}
 	pods, err := e.StargatePods(ctx, region)

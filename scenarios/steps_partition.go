@@ -114,7 +114,7 @@ func partitionRemote(ctx context.Context, e *Env, _ Setting) (err error) {
 // tunnel up, health checks passing), the nearest a real Stargate shows to
 // "holds the registration"; each reading is recorded as a metrics proof.
 func (e *Env) basePylonOn(ctx context.Context, region, id, when string) ([]string, error) {
-	if !e.Config.byMetrics() {
+	if !byMetrics(e.Config) {
 		on, err := e.RegisteredOn(ctx, region, id)
 		if err == nil && when != "" {
 			e.noteProof(fmt.Sprintf("%s: the Stargates of %s holding %s: %v", when, region, id, on), ProofStatus)

@@ -94,7 +94,7 @@ func loneStargateWatchingRemoteAs(variant string, bad func(e *Env, remote, u str
 			}
 		}
 		return e.WithStargate(ctx, e.Bootstrap(), variant, []string{u}, func(ctx context.Context, pod string) error {
-			if e.Config.byMetrics() {
+			if byMetrics(e.Config) {
 				return e.remoteWatchHandedOut(ctx, e.Bootstrap(), pod, remote, u)
 			}
 			return e.StargateOutcome(ctx, e.Bootstrap(), pod, e.Topology.GRPCHost(remote))
@@ -214,7 +214,7 @@ func overHTTP(u string) string { return strings.Replace(u, "https://", "http://"
 // nothing about the Stargate: NOT PROVEN.
 func remoteWatchedByStargate(try Try) Try {
 	return func(ctx context.Context, e *Env, s Setting) error {
-		if s == Faulty && e.Config.byMetrics() {
+		if s == Faulty && byMetrics(e.Config) {
 			return notProven("the Stargate verifies a remote region's certificate against the host it dials",
 				"NVCF's Stargate has no remote-watch client: it hands the URL to the Pylons, whose verification of an IP literal tls/ip-literal-bootstrap checks")
 		}

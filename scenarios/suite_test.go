@@ -14,10 +14,11 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 var (
-	runConfig = flag.String("harness.run", "", "run config written by `harness run` (or set "+RunConfigEnv+")")
+	runConfig = flag.String("harness.run", "", "run config written by `harness run` (or set "+catalog.RunConfigEnv+")")
 
 	testenv  env.Environment
 	world    *World
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	path := *runConfig
 	if path == "" {
-		path = os.Getenv(RunConfigEnv)
+		path = os.Getenv(catalog.RunConfigEnv)
 	}
 	// Ctrl-C (which `harness run` forwards) cancels every case's context, so
 	// waits end and injected faults are undone before the process exits.
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	if path != "" {
 		testenv.Setup(func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
-			cfg, err := ReadRunConfig(path)
+			cfg, err := catalog.ReadRunConfig(path)
 			if err == nil {
 				err = WatchOwner(cfg.OwnerPID, stop)
 			}
@@ -71,11 +72,11 @@ func TestScenarios(t *testing.T) {
 	}
 	if world == nil {
 		t.Skip("no environment given: the scenarios run against clusters brought up by `harness run` (make e2e); " +
-			"to run them by hand, pass -args -harness.run=<artifacts>/run.json or set " + RunConfigEnv)
+			"to run them by hand, pass -args -harness.run=<artifacts>/run.json or set " + catalog.RunConfigEnv)
 	}
 	cases := world.Plan()
 	if len(cases) == 0 {
-		t.Skip("the filter selects no scenario in the given cells")
+		t.Skip("the run config's only tests name none of its cases")
 	}
 	// The runner shows these lines live (reports.ProgressMarker).
 	world.Progress = reports.NewProgress(os.Stdout, reports.ProgressMarker, world.Tests(cases))
@@ -84,9 +85,9 @@ func TestScenarios(t *testing.T) {
 
 // runCells runs cases cell by cell through te, each cell as
 // World.CellRun orders it.
-func runCells(t *testing.T, te env.Environment, w *World, cases []Case) {
-	for _, cell := range Cells(cases) {
-		var inCell []Case
+func runCells(t *testing.T, te env.Environment, w *World, cases []catalog.Case) {
+	for _, cell := range catalog.Cells(cases) {
+		var inCell []catalog.Case
 		for _, c := range cases {
 			if c.Cell == cell {
 				inCell = append(inCell, c)

@@ -56,7 +56,7 @@ func (e *Env) WithPylon(ctx context.Context, v PylonVariant, fn func(ctx context
 // it lives on until Stargate's idle timeout: left over, it would be
 // counted against the next case that deploys the same variant.
 func (e *Env) awaitReleased(ctx context.Context, id string) error {
-	if e.Config.byMetrics() {
+	if byMetrics(e.Config) {
 		// A real Stargate names no ids; nothing to wait on.
 		e.Log.Info("cannot see on a real Stargate whether it still holds "+id+"; not waiting", "proof", ProofNone)
 		return nil

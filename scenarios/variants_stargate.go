@@ -280,12 +280,6 @@ const (
 	terminatingDrain = 40 * time.Second
 )
 
-// terminatingTakes is about how long a case held inside the window runs
-// (Scenario.Takes), its control twin included: each starts the pod, holds
-// it inside the window for the attempt and then ends the window (1.3 to
-// 7.2 s each, measured on 2 cores).
-const terminatingTakes = 2 * 8 * time.Second
-
 // drainFlag is the Stargate flag (NVCF's, which the reference takes too)
 // that keeps it serving after SIGTERM.
 const drainFlag = "--shutdown-drain-timeout-ms="

@@ -18,6 +18,7 @@ import (
 	"github.com/nvcf/conformance/deploy"
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // renderedStargate renders a region's objects for kind and returns the
@@ -99,7 +100,7 @@ func TestNotReadyStargateThatNeverRunsIsAStepFailureAndIsDeleted(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: manifests.StargateName, Namespace: "nvcf"},
 		Spec:       appsv1.StatefulSetSpec{Template: *tmpl},
 	})
-	w := &World{Config: &RunConfig{TimeScale: 0.02}, deployer: &kubeDeployer{cs: cs}, Log: slog.New(slog.DiscardHandler)}
+	w := &World{Config: &catalog.RunConfig{TimeScale: 0.02}, deployer: &kubeDeployer{cs: cs}, Log: slog.New(slog.DiscardHandler)}
 	e := &Env{World: w, Deployed: &deploy.Result{Namespace: "nvcf"}, Evidence: t.TempDir()}
 	ran := false
 	err := e.WithNotReadyStargate(context.Background(), "region-a", func(context.Context, Pod) error {

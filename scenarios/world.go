@@ -22,6 +22,7 @@ import (
 	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/reports"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/scenarios/probe"
 )
 
@@ -29,21 +30,23 @@ import (
 // runner brought up, the PKI, the deployer and the cell deployed now. Cases
 // see it through an Env.
 type World struct {
-	Config   *RunConfig
+	Config   *catalog.RunConfig
 	Topology *topology.Topology
 	PKI      *pki.Manifest
-	Cells    []matrix.Cell
-	Filter   Filter
 	Log      *slog.Logger
 	// Progress prints the live progress lines `harness run` shows (nil: none).
 	Progress *reports.Progress
-	// Build is what the components under test accept (RunConfig.Build).
+	// Build is what the components under test accept (buildOf).
 	Build nvcfbuild.Build
 
 	deployer cellDeployer
 	// catalogue is the list cases and their controls come from.
-	catalogue []Scenario
-	recorder  *faults.Recorder
+	catalogue []catalog.Scenario
+	// tries are the catalogue's steps, by scenario ID (tries.go).
+	tries map[string]Try
+	// cases are the cases the runner planned (RunConfig.Cases), in order.
+	cases    []catalog.Case
+	recorder *faults.Recorder
 	// baseline checks a cell before each case (nil: Env.checkBaseline).
 	baseline func(context.Context, *Env) error
 	// roots are the run's trusted roots (the gRPC and the QUIC plane's);
@@ -79,38 +82,37 @@ type World struct {
 
 // Connect loads what a RunConfig names and prepares the deployer; it
 // deploys nothing yet (Use does, per cell).
-func Connect(cfg *RunConfig) (*World, error) {
+func Connect(cfg *catalog.RunConfig) (*World, error) {
+	// The runner planned the run; the suite runs its cases as named, and
+	// refuses a run config naming a case the catalogue does not have,
+	// before it touches anything.
+	catalogue := catalog.Catalogue()
+	cases, err := catalog.Resolve(catalogue, cfg.Cases)
+	if err != nil {
+		return nil, fmt.Errorf("run config: %w", err)
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("run config: no cases to run")
+	}
+	if err := stepsOf(tries, cases); err != nil {
+		return nil, fmt.Errorf("run config: %w", err)
+	}
 	topo := cfg.Topology
 	m, err := pki.Load(cfg.PKIDir)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ParseFilter(cfg.Run, cfg.Layers, cfg.Labels)
-	if err != nil {
-		return nil, err
-	}
-	var cells []matrix.Cell
-	for _, n := range cfg.Cells {
-		c, err := matrix.ParseCell(n)
-		if err != nil {
-			return nil, fmt.Errorf("run config: %w", err)
-		}
-		cells = append(cells, c)
-	}
-	if len(cells) == 0 {
-		return nil, fmt.Errorf("run config: no cells to run")
-	}
 	if err := os.MkdirAll(cfg.Artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts folder: %w", err)
 	}
-	lf, err := os.OpenFile(filepath.Join(cfg.Artifacts, SuiteLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	lf, err := os.OpenFile(filepath.Join(cfg.Artifacts, catalog.SuiteLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("suite log: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w := &World{Config: cfg, Topology: topo, PKI: m, Cells: cells, Filter: f, Log: log, logFile: lf, catalogue: Catalogue(),
+	w := &World{Config: cfg, Topology: topo, PKI: m, Log: log, logFile: lf, catalogue: catalogue, tries: tries, cases: cases,
 		recorder: faults.NewRecorder(cfg.StateDir, log.With("component", "faults"))}
-	if w.Build, err = cfg.Build(context.Background()); err != nil {
+	if w.Build, err = buildOf(context.Background(), cfg); err != nil {
 		return nil, fmt.Errorf("run config: what the components accept: %w", err)
 	}
 	log.Info("components' build", "build", w.Build.Name)
@@ -129,7 +131,7 @@ func Connect(cfg *RunConfig) (*World, error) {
 		Contexts:   contexts,
 		Topology:   topo,
 		PKI:        m,
-		Cell:       cells[0],
+		Cell:       cases[0].Cell,
 		Images:     cfg.Images,
 		Flavor:     cfg.Flavor,
 		Build:      &w.Build,
@@ -175,11 +177,12 @@ func (w *World) Close() error {
 	return w.logFile.Close()
 }
 
-// Plan lists the World's cases: its catalogue in its cells, filtered, and
-// narrowed to the run config's Only tests when it names any.
-func (w *World) Plan() []Case {
-	var out []Case
-	for _, c := range Plan(w.catalogue, w.Cells, w.Filter) {
+// Plan lists the World's cases: those the runner planned (RunConfig.Cases),
+// in its order, narrowed to the run config's Only tests when it names any.
+// It plans nothing itself.
+func (w *World) Plan() []catalog.Case {
+	var out []catalog.Case
+	for _, c := range w.cases {
 		if w.wanted(c.Name()) || (!c.Scenario.Expect.IsPass() && w.wanted(c.ControlConfigName())) {
 			out = append(out, c)
 		}
@@ -193,9 +196,9 @@ func (w *World) wanted(name string) bool {
 }
 
 // Tests counts the tests of cases that run (see Features).
-func (w *World) Tests(cases []Case) int {
+func (w *World) Tests(cases []catalog.Case) int {
 	n := 0
-	for _, p := range PlannedResults(cases) {
+	for _, p := range catalog.PlannedResults(cases) {
 		if w.wanted(p.Name) {
 			n++
 		}
@@ -203,14 +206,27 @@ func (w *World) Tests(cases []Case) int {
 	return n
 }
 
+// stepsOf checks that every case of cases, and its positive control, has
+// its steps in tries.
+func stepsOf(tries map[string]Try, cases []catalog.Case) error {
+	for _, c := range cases {
+		for _, id := range []string{c.Scenario.ID, c.Scenario.Control} {
+			if _, ok := tries[id]; id != "" && !ok {
+				return fmt.Errorf("case %s: scenario %s has no steps (tries.go)", c.Name(), id)
+			}
+		}
+	}
+	return nil
+}
+
 // scenario looks an ID up in the World's catalogue.
-func (w *World) scenario(id string) (Scenario, bool) {
+func (w *World) scenario(id string) (catalog.Scenario, bool) {
 	for _, s := range w.catalogue {
 		if s.ID == id {
 			return s, true
 		}
 	}
-	return Scenario{}, false
+	return catalog.Scenario{}, false
 }
 
 // pool loads CA certificates of the PKI into a pool of their own.

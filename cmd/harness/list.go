@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	harnessrun "github.com/nvcf/conformance/harness/run"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // runList is `harness list`: print the catalogue without running it.
@@ -33,17 +33,17 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return listCases(stdout, plan)
 	}
-	f, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+	f, err := catalog.ParseFilter(o.Run, o.Layers, o.Labels)
 	if err != nil {
 		return err
 	}
-	return listCatalogue(stdout, scenarios.Catalogue(), f, *summary)
+	return listCatalogue(stdout, catalog.Catalogue(), f, *summary)
 }
 
 // listCases prints every test of the plan (a fail-closed case adds its
 // control-configuration test) and the number of tests per layer.
-func listCases(w io.Writer, plan []scenarios.Case) error {
-	perLayer := map[scenarios.Layer]int{}
+func listCases(w io.Writer, plan []catalog.Case) error {
+	perLayer := map[catalog.Layer]int{}
 	total := 0
 	for _, c := range plan {
 		fmt.Fprintln(w, c.Name())
@@ -54,15 +54,15 @@ func listCases(w io.Writer, plan []scenarios.Case) error {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, l := range scenarios.Layers {
+	for _, l := range catalog.Layers {
 		fmt.Fprintf(w, "%-13s %d\n", l, perLayer[l])
 		total += perLayer[l]
 	}
-	_, err := fmt.Fprintf(w, "%-13s %d tests in %d cells\n", "total", total, len(scenarios.Cells(plan)))
+	_, err := fmt.Fprintf(w, "%-13s %d tests in %d cells\n", "total", total, len(catalog.Cells(plan)))
 	return err
 }
 
-func listCatalogue(w io.Writer, cat []scenarios.Scenario, f scenarios.Filter, summary bool) error {
+func listCatalogue(w io.Writer, cat []catalog.Scenario, f catalog.Filter, summary bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "ID\tLAYER\tEXPECT\tCONTROL\tLABELS"
 	if summary {

@@ -16,7 +16,7 @@ import (
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/model/matrix"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 	"github.com/nvcf/conformance/topologies"
 )
 
@@ -94,10 +94,10 @@ func (f *runFlags) prepare(o *harnessrun.Options, stdout, stderr io.Writer) erro
 	if o.Flavor, err = manifests.ParseFlavor(f.flavor); err != nil {
 		return fmt.Errorf("--flavor: %w", err)
 	}
-	if o.Real, err = scenarios.ParseReal(f.real); err != nil {
+	if o.Real, err = catalog.ParseReal(f.real); err != nil {
 		return fmt.Errorf("--real: %w", err)
 	}
-	if o.Proof, err = scenarios.ParseProofSource(f.proof); err != nil {
+	if o.Proof, err = catalog.ParseProofSource(f.proof); err != nil {
 		return fmt.Errorf("--proof: %w", err)
 	}
 	if err := f.realComponents(o); err != nil {

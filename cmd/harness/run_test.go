@@ -18,7 +18,7 @@ import (
 	harnessrun "github.com/nvcf/conformance/harness/run"
 	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // --image-binary is the one image → binary flag of `up` and `run`:
@@ -83,7 +83,7 @@ func TestRealComponentsComplete(t *testing.T) {
 		f := matrixFlags(fs, &o)
 		require.NoError(t, fs.Parse(args))
 		var err error
-		o.Real, err = scenarios.ParseReal(f.real)
+		o.Real, err = catalog.ParseReal(f.real)
 		require.NoError(t, err)
 		o.Flavor, err = manifests.ParseFlavor(f.flavor)
 		require.NoError(t, err)

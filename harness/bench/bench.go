@@ -21,7 +21,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/local"
 	harnessrun "github.com/nvcf/conformance/harness/run"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // Options configure a benchmark run.
@@ -123,7 +123,7 @@ func Run(ctx context.Context, o Options) (_ *Report, err error) {
 		n := res.Report.Meta.Environments
 		var logs []string
 		for i := range max(n, 1) {
-			logs = append(logs, filepath.Join(harnessrun.EnvironmentArtifacts(ro.Artifacts, topo.Name, i, n), scenarios.SuiteLog))
+			logs = append(logs, filepath.Join(harnessrun.EnvironmentArtifacts(ro.Artifacts, topo.Name, i, n), catalog.SuiteLog))
 		}
 		rep.Profile = profile(res.Report.Cases, logs, rep.Matrix, samples)
 	}

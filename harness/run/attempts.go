@@ -16,7 +16,7 @@ import (
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // PlanFile lists, one a line, every test a run plans; it is written
@@ -40,7 +40,7 @@ func writePlan(dir string, planned []reports.CaseResult) error {
 // cfg.Artifacts. It returns every planned test's result (NotRun errors for
 // those that never reported) and the error of the last suite run. label
 // names the environment in progress lines when the run has several.
-func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, planned []reports.CaseResult, label string) ([]reports.CaseResult, error, error) {
+func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg catalog.RunConfig, planned []reports.CaseResult, label string) ([]reports.CaseResult, error, error) {
 	on := ""
 	if label != "" {
 		on = " on " + label
@@ -50,7 +50,7 @@ func (o *Options) runAttempts(ctx context.Context, hb *heartbeat, cfg scenarios.
 		testErr error
 	)
 	for attempt := 1; ; attempt++ {
-		cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
+		cfgPath, err := catalog.WriteRunConfig(cfg.Artifacts, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -138,11 +138,11 @@ func (o *Options) report(start time.Time, results []reports.CaseResult, environm
 			results[i].Repro = o.Repro(r)
 		}
 	}
-	layers := make([]string, len(scenarios.Layers))
-	for i, l := range scenarios.Layers {
+	layers := make([]string, len(catalog.Layers))
+	for i, l := range catalog.Layers {
 		layers[i] = string(l)
 	}
-	return reports.Run{Meta: m, Cases: results, Layers: layers, Requirements: scenarios.EpicRequirements()}
+	return reports.Run{Meta: m, Cases: results, Layers: layers, Requirements: catalog.EpicRequirements()}
 }
 
 // Repro is the command that runs the case r alone and keeps the clusters

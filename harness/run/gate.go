@@ -9,7 +9,7 @@ import (
 
 	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // ErrGateFailed is wrapped when the release gate blocks a run (the CLI
@@ -63,18 +63,18 @@ func gateExpects(g *reports.Gate) ([]string, error) {
 		}
 	}
 	for _, id := range g.Required.Scenarios {
-		if _, ok := scenarios.ByID(id); !ok {
+		if _, ok := catalog.ByID(id); !ok {
 			return nil, fmt.Errorf("required scenario %q is not in the catalogue (see `harness list`)", id)
 		}
 	}
 	for _, q := range g.Quarantine {
 		id, _, _ := strings.Cut(q.Case, "[")
-		if _, ok := scenarios.ByID(strings.TrimSuffix(id, "/with-control-config")); !ok {
+		if _, ok := catalog.ByID(strings.TrimSuffix(id, "/with-control-config")); !ok {
 			return nil, fmt.Errorf("quarantined case %q names no scenario of the catalogue", q.Case)
 		}
 	}
 	var out []string
-	for _, p := range scenarios.PlannedResults(scenarios.Plan(scenarios.Catalogue(), cells, scenarios.Filter{})) {
+	for _, p := range catalog.PlannedResults(catalog.Plan(catalog.Catalogue(), cells, catalog.Filter{})) {
 		if g.Requires(p.ID, p.Cell) {
 			out = append(out, p.Name)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // Options configure a run.
@@ -46,7 +46,7 @@ type Options struct {
 	// BinDir holds the suite and the reference binary (default: the
 	// running executable's folder, where `make build` puts them).
 	BinDir string
-	// Run, Layers and Labels filter the catalogue (scenarios.ParseFilter);
+	// Run, Layers and Labels filter the catalogue (catalog.ParseFilter);
 	// Workloads, Trusts, Discoveries and Profiles the matrix
 	// (matrix.ParseFilter), comma lists each.
 	Run, Layers, Labels                      string
@@ -56,12 +56,12 @@ type Options struct {
 	// TimeScale multiplies the scenarios' deadlines (default 1).
 	TimeScale float64
 	// Parallel is how many isolated cases of a cell run at the same time
-	// (scenarios.RunConfig.Parallel); 1 runs every case one after another,
+	// (catalog.RunConfig.Parallel); 1 runs every case one after another,
 	// 0 means DefaultParallel.
 	Parallel int
 	// Environments is how many environments of the topology the run
 	// brings up, side by side, to run parts of its plan at the same time
-	// (scenarios.Divide); 0 means 1. Names and results do not change with
+	// (catalog.Divide); 0 means 1. Names and results do not change with
 	// it. Only a provider that places environments side by side (the
 	// embedded one) can run more than one.
 	Environments int
@@ -77,11 +77,11 @@ type Options struct {
 	// Flavor is the manifests' flavor (empty: the reference one).
 	Flavor manifests.Flavor
 	// Real lists the roles whose images are NVCF's real components, and
-	// Proof forces the server-side proofs' source (scenarios.RunConfig).
+	// Proof forces the server-side proofs' source (catalog.RunConfig).
 	Real  []string
-	Proof scenarios.ProofSource
+	Proof catalog.ProofSource
 	// NVCFBinDir names real NVCF binaries whose --help says what the nvcf
-	// flavor's components accept (scenarios.RunConfig.NVCFBinDir).
+	// flavor's components accept (catalog.RunConfig.NVCFBinDir).
 	NVCFBinDir string
 	// Stdout receives gotestsum's output and the summary; Logger progress.
 	Stdout io.Writer
@@ -140,7 +140,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := os.MkdirAll(o.Artifacts, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts folder %q: %w", o.Artifacts, err)
 	}
-	planned := scenarios.PlannedResults(plan)
+	planned := catalog.PlannedResults(plan)
 	// The plan is on disk before anything runs, so even a run killed during
 	// bring-up says what it was going to do.
 	if err := writePlan(o.Artifacts, planned); err != nil {
@@ -150,8 +150,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	hb := newHeartbeat(o.Stdout, quietLimit)
 	defer hb.Close()
 	o.Stdout = hb
-	shards := o.shards(scenarios.Divide(plan, o.Environments, o.Parallel))
-	hb.Doing("%d planned tests in %d cells on %d environment(s); plan in %s", len(planned), len(scenarios.Cells(plan)), len(shards), filepath.Join(o.Artifacts, PlanFile))
+	shards := o.shards(catalog.Divide(plan, o.Environments, o.Parallel))
+	hb.Doing("%d planned tests in %d cells on %d environment(s); plan in %s", len(planned), len(catalog.Cells(plan)), len(shards), filepath.Join(o.Artifacts, PlanFile))
 	for _, sh := range shards {
 		// A killed earlier run may have left fault rules behind; they would
 		// break this run's cases long before its first fault would clean them.
@@ -166,9 +166,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	cfg := scenarios.RunConfig{
+	cfg := catalog.RunConfig{
 		Topology: topo, PKIDir: m.Dir,
-		Run: o.Run, Layers: o.Layers, Labels: o.Labels, TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
+		TimeScale: o.TimeScale, Parallel: o.Parallel, Images: o.Images, Flavor: o.Flavor,
 		Real: o.Real, Proof: o.Proof, NVCFBinDir: o.NVCFBinDir,
 		OwnerPID: os.Getpid(),
 		Provider: o.ProviderName,
@@ -290,8 +290,8 @@ func (o *Options) fill() error {
 // Plan is the run's plan: the cases of the catalogue filters (Run, Layers,
 // Labels) in the cells of the matrix filters (matrix.Plan), in the order
 // they run.
-func (o *Options) Plan() ([]scenarios.Case, error) {
-	sf, err := scenarios.ParseFilter(o.Run, o.Layers, o.Labels)
+func (o *Options) Plan() ([]catalog.Case, error) {
+	sf, err := catalog.ParseFilter(o.Run, o.Layers, o.Labels)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (o *Options) Plan() ([]scenarios.Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scenarios.Plan(scenarios.Catalogue(), cells, sf), nil
+	return catalog.Plan(catalog.Catalogue(), cells, sf), nil
 }
 
 // clearCases removes the case results and the suite log of an earlier run
@@ -314,7 +314,7 @@ func clearCases(artifacts string) error {
 	if err := os.RemoveAll(filepath.Join(artifacts, reports.CasesDir)); err != nil {
 		return fmt.Errorf("clear old case results: %w", err)
 	}
-	if err := os.Remove(filepath.Join(artifacts, scenarios.SuiteLog)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(artifacts, catalog.SuiteLog)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clear the old suite log: %w", err)
 	}
 	return nil
@@ -335,13 +335,14 @@ func (o *Options) whileEnvironmentLives(ctx context.Context, name string, run fu
 	return testErr
 }
 
-// suiteIn runs the suite once with cfg, in cfg.Artifacts, which may differ
-// from the run's (a selftest runs one suite per defect; JUnit in junit.xml
-// there), and returns every planned test's result: one that never reported
-// is an error (notRun counts them). testErr is the suite's own exit; err a
-// failure to run or read it.
-func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []scenarios.Case) (results []reports.CaseResult, notRun int, testErr, err error) {
-	cfgPath, err := scenarios.WriteRunConfig(cfg.Artifacts, cfg)
+// suiteIn runs the cases of plan, and no other, in one suite with cfg, in
+// cfg.Artifacts, which may differ from the run's (a selftest runs one
+// suite per defect; JUnit in junit.xml there), and returns every planned
+// test's result: one that never reported is an error (notRun counts them).
+// testErr is the suite's own exit; err a failure to run or read it.
+func (o *Options) suiteIn(ctx context.Context, cfg catalog.RunConfig, plan []catalog.Case) (results []reports.CaseResult, notRun int, testErr, err error) {
+	cfg.Cases = catalog.CaseNames(plan)
+	cfgPath, err := catalog.WriteRunConfig(cfg.Artifacts, cfg)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -355,14 +356,14 @@ func (o *Options) suiteIn(ctx context.Context, cfg scenarios.RunConfig, plan []s
 	if results, err = reports.LoadCases(cfg.Artifacts); err != nil {
 		return nil, 0, testErr, err
 	}
-	results, notRun = reports.WithNotRun(results, scenarios.PlannedResults(plan))
+	results, notRun = reports.WithNotRun(results, catalog.PlannedResults(plan))
 	return results, notRun, testErr, nil
 }
 
 // summarize is the Summary of results, layers in report order.
 func summarize(results []reports.CaseResult) reports.Summary {
-	layers := make([]string, len(scenarios.Layers))
-	for i, l := range scenarios.Layers {
+	layers := make([]string, len(catalog.Layers))
+	for i, l := range catalog.Layers {
 		layers[i] = string(l)
 	}
 	return reports.Summarize(results, layers)

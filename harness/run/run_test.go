@@ -13,7 +13,7 @@ import (
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // refusingProvider fails every call, to show Run stops before running anything.
@@ -51,7 +51,7 @@ func TestClearCasesDropsTheEarlierRun(t *testing.T) {
 	if err := os.MkdirAll(old, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(dir, scenarios.SuiteLog)
+	log := filepath.Join(dir, catalog.SuiteLog)
 	if err := os.WriteFile(log, []byte("msg=\"cell deployed\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

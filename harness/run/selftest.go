@@ -20,7 +20,7 @@ import (
 	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/pki/pkitopo"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // SelftestOptions configure `harness selftest`. Of the embedded Options,
@@ -103,7 +103,7 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 	if err != nil {
 		return nil, err
 	}
-	base := scenarios.RunConfig{Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: mint.Dir, TimeScale: o.TimeScale, Parallel: DefaultParallel, Images: o.Images,
+	base := catalog.RunConfig{Topology: topo, Environment: env, StateDir: o.StateDir, PKIDir: mint.Dir, TimeScale: o.TimeScale, Parallel: DefaultParallel, Images: o.Images,
 		OwnerPID: os.Getpid()}
 
 	m = &reports.DetectionMatrix{}
@@ -217,16 +217,15 @@ func Rejudge(dir string, ds []defects.Defect) (*reports.DetectionMatrix, error) 
 
 // selftestRun runs the scenarios ids in the cells of k, with defect
 // switched on (the zero Defect: none), into dir.
-func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k selftestKey, ids []string, defect manifests.Defect, dir string) ([]reports.CaseResult, time.Duration, error) {
+func (o *Options) selftestRun(ctx context.Context, base catalog.RunConfig, k selftestKey, ids []string, defect manifests.Defect, dir string) ([]reports.CaseResult, time.Duration, error) {
 	start := time.Now()
 	quoted := make([]string, len(ids))
 	for i, id := range ids {
 		quoted[i] = regexp.QuoteMeta(id)
 	}
 	cfg := base
-	cfg.Run = "^(" + strings.Join(quoted, "|") + ")$"
 	cfg.Artifacts, cfg.Defect = dir, defect
-	sf, err := scenarios.ParseFilter(cfg.Run, "", "")
+	sf, err := catalog.ParseFilter("^("+strings.Join(quoted, "|")+")$", "", "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -234,12 +233,9 @@ func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k s
 	if err != nil {
 		return nil, 0, err
 	}
-	plan := scenarios.Plan(scenarios.Catalogue(), cells, sf)
+	plan := catalog.Plan(catalog.Catalogue(), cells, sf)
 	if len(plan) == 0 {
 		return nil, 0, fmt.Errorf("scenarios %s plan no case in workload=%s trust=%s", strings.Join(ids, ", "), k.workloads, k.trusts)
-	}
-	for _, c := range cells {
-		cfg.Cells = append(cfg.Cells, c.Name())
 	}
 	results, notRun, _, err := o.suiteIn(ctx, cfg, plan)
 	if err != nil {
@@ -262,7 +258,7 @@ func (o *Options) selftestRun(ctx context.Context, base scenarios.RunConfig, k s
 func selftestCells(k selftestKey, ids []string) ([]matrix.Cell, error) {
 	profiles := string(matrix.Secure)
 	for _, id := range ids {
-		if s, ok := scenarios.ByID(id); ok && slices.Equal(s.Requires.Profiles, []matrix.Profile{matrix.Insecure}) {
+		if s, ok := catalog.ByID(id); ok && slices.Equal(s.Requires.Profiles, []matrix.Profile{matrix.Insecure}) {
 			profiles = ""
 		}
 	}

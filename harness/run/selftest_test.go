@@ -9,7 +9,7 @@ import (
 
 	"github.com/nvcf/conformance/fixtures/defects"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // TestEveryDefectPlansItsScenarios: every scenario a defect expects exists
@@ -20,11 +20,11 @@ func TestEveryDefectPlansItsScenarios(t *testing.T) {
 		cells, err := selftestCells(k, d.Scenarios)
 		require.NoError(t, err, d.Name)
 		for _, id := range d.Scenarios {
-			_, ok := scenarios.ByID(id)
+			_, ok := catalog.ByID(id)
 			require.True(t, ok, "defect %s expects unknown scenario %q", d.Name, id)
-			f, err := scenarios.ParseFilter("^"+regexp.QuoteMeta(id)+"$", "", "")
+			f, err := catalog.ParseFilter("^"+regexp.QuoteMeta(id)+"$", "", "")
 			require.NoError(t, err)
-			require.NotEmpty(t, scenarios.Plan(scenarios.Catalogue(), cells, f),
+			require.NotEmpty(t, catalog.Plan(catalog.Catalogue(), cells, f),
 				"defect %s: scenario %s has no case in workload=%s trust=%s", d.Name, id, k.workloads, k.trusts)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/reports"
-	"github.com/nvcf/conformance/scenarios"
+	"github.com/nvcf/conformance/scenarios/catalog"
 )
 
 // shard is the part of a run's plan that one environment runs.
@@ -23,7 +23,7 @@ type shard struct {
 	// <topology>-2, <topology>-3…
 	name string
 	// cases are the shard's part of the plan, in plan order.
-	cases []scenarios.Case
+	cases []catalog.Case
 	// artifacts holds the shard's suite output and evidence: the run's
 	// folder when the run has one environment, <artifacts>/<name> else.
 	artifacts string
@@ -62,7 +62,7 @@ func IsEnvironmentOf(topology, name string) bool {
 }
 
 // shards names the environments for the parts of the plan.
-func (o *Options) shards(parts [][]scenarios.Case) []shard {
+func (o *Options) shards(parts [][]catalog.Case) []shard {
 	out := make([]shard, len(parts))
 	for i, p := range parts {
 		s := shard{name: EnvironmentName(o.Topology.Name, i), cases: p, stateDir: o.StateDir,
@@ -83,7 +83,7 @@ func (o *Options) shards(parts [][]scenarios.Case) []shard {
 // environment does not come up, say) stops the others. The environments
 // the run brought up go down together at the end, unless it keeps them:
 // the first one's state folder holds the PKI every shard deploys from.
-func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
+func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg catalog.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// When the run is cut (Ctrl-C, or one shard's failure stopping the
@@ -164,7 +164,7 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg scenarios.Ru
 //
 // It brings its environment up after after closes, and closes upped once
 // Up returned.
-func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.RunConfig, s shard, i, n int, after <-chan struct{}, upped chan<- struct{}, broughtUp func()) (results []reports.CaseResult, reused bool, testErr, err error) {
+func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg catalog.RunConfig, s shard, i, n int, after <-chan struct{}, upped chan<- struct{}, broughtUp func()) (results []reports.CaseResult, reused bool, testErr, err error) {
 	log := o.Logger.With("environment", s.name)
 	upOnce := sync.OnceFunc(func() { close(upped) })
 	defer upOnce()
@@ -191,22 +191,18 @@ func (o *Options) runShard(ctx context.Context, hb *heartbeat, cfg scenarios.Run
 	if o.Keep || reused {
 		log.Info("leaving the clusters up", "down", o.downHint())
 	}
+	// The suite runs exactly the shard's part of the plan, in its order.
 	cfg.Environment, cfg.StateDir, cfg.Artifacts = env, s.stateDir, s.artifacts
-	for _, c := range scenarios.Cells(s.cases) {
-		cfg.Cells = append(cfg.Cells, c.Name())
-	}
+	cfg.Cases = catalog.CaseNames(s.cases)
 	if err := clearCases(s.artifacts); err != nil {
 		return nil, reused, nil, err
 	}
-	planned := scenarios.PlannedResults(s.cases)
+	planned := catalog.PlannedResults(s.cases)
 	label := ""
 	if n > 1 {
-		// The suite runs the environment's part only, named in its
-		// folder's plan.txt, and its progress lines say where it runs.
+		// The environment's part is named in its folder's plan.txt too,
+		// and its progress lines say where it runs.
 		label = s.name
-		for _, r := range planned {
-			cfg.Only = append(cfg.Only, r.Name)
-		}
 		if err := os.MkdirAll(s.artifacts, 0o755); err != nil {
 			return nil, reused, nil, fmt.Errorf("artifacts of environment %q: %w", s.name, err)
 		}
@@ -242,7 +238,7 @@ func (o *Options) sideRunning(ctx context.Context) bool {
 func suiteLogs(shards []shard) string {
 	var logs []string
 	for _, s := range shards {
-		logs = append(logs, filepath.Join(s.artifacts, scenarios.SuiteLog))
+		logs = append(logs, filepath.Join(s.artifacts, catalog.SuiteLog))
 	}
 	return strings.Join(logs, ", ")
 }

@@ -17,7 +17,7 @@ type Axes struct {
 // kind × every trust source × both discovery modes, in the secure profile
 // (24 cells); Plan adds the one insecure cell, InsecureCell. Cells
 // hold only the scenarios whose requirements select them, so most DNS
-// cells stay empty and are never deployed (scenarios.Plan).
+// cells stay empty and are never deployed (catalog.Plan).
 func Default() Axes {
 	return Axes{Workloads: Workloads, Trusts: Trusts, Discoveries: Discoveries, Profiles: []Profile{Secure}}
 }

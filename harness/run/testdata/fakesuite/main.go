@@ -1,11 +1,14 @@
 // Command fakesuite stands in for bin/scenarios.test in the runner's tests:
 // it prints `go test -v` output as the real suite does, reports the first
-// tests of the plan (plan.txt in its working folder, the artifacts) as
-// passed with progress lines, and then, when FAKESUITE_BLOCK is set, waits
-// for SIGINT like a suite in the middle of a long case; it then fails
-// that case with the interrupt as its cause and exits as an interrupted
-// `go test` does. FAKESUITE_FAIL names a test that fails
-// unless the run config narrows the run to named tests (a rerun).
+// tests of the plan (plan.txt in its working folder, the artifacts; all of
+// them unless FAKESUITE_REPORT says how many) as passed with progress
+// lines, and then, when FAKESUITE_BLOCK is set, waits for SIGINT like a
+// suite in the middle of a long case; it then fails that case with the
+// interrupt as its cause and exits as an interrupted `go test` does.
+// FAKESUITE_FAIL names a test that fails unless the run config narrows the
+// run to named tests (a rerun). As the real suite runs exactly the cases
+// its run config names, the fake refuses (exit 2) a run config whose cases
+// are not those of plan.txt, in its order.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,9 +39,13 @@ func main() {
 	for sc.Scan() {
 		plan = append(plan, sc.Text())
 	}
-	done, _ := strconv.Atoi(os.Getenv("FAKESUITE_REPORT"))
+	done, err := strconv.Atoi(os.Getenv("FAKESUITE_REPORT"))
+	if err != nil {
+		done = len(plan)
+	}
 	var cfg struct {
-		Only []string `json:"only"`
+		Cases []string `json:"cases"`
+		Only  []string `json:"only"`
 	}
 	for _, a := range os.Args[1:] {
 		if path, ok := strings.CutPrefix(a, "-harness.run="); ok {
@@ -45,11 +53,13 @@ func main() {
 			_ = json.Unmarshal(data, &cfg)
 		}
 	}
-	// A shard of a run over several environments names its whole part
-	// in Only, and reports all of it unless FAKESUITE_REPORT says how
-	// many; a rerun names fewer tests than its folder's plan.
-	rerun := len(cfg.Only) > 0 && len(cfg.Only) < len(plan)
-	if rerun || (len(cfg.Only) > 0 && os.Getenv("FAKESUITE_REPORT") == "") {
+	if cases := casesOf(plan); !slices.Equal(cases, cfg.Cases) {
+		fmt.Printf("the run config names the cases %v, not the plan's %v\n", cfg.Cases, cases)
+		os.Exit(2)
+	}
+	// A rerun names the tests it runs again.
+	rerun := len(cfg.Only) > 0
+	if rerun {
 		plan, done = cfg.Only, len(cfg.Only)
 	}
 	failed := false
@@ -99,4 +109,17 @@ func main() {
 	}
 	fmt.Println("--- PASS: TestScenarios (0.00s)")
 	fmt.Println("PASS")
+}
+
+// casesOf are the cases of tests, in order: a control-config test belongs
+// to the case of its scenario in its cell.
+func casesOf(tests []string) []string {
+	var out []string
+	for _, name := range tests {
+		c := strings.Replace(name, "/with-control-config[", "[", 1)
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

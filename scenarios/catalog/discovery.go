@@ -1,11 +1,11 @@
-package scenarios
+package catalog
 
 import "github.com/nvcf/conformance/model/matrix"
 
 // The discovery layer: WatchStargates advertises exactly the live pods'
 // router-addressable identities, for StatefulSet and Deployment alike, by
 // EndpointSlice and by DNS SRV discovery (the matrix's discovery axis).
-// Steps: steps_discovery.go.
+// Steps (package scenarios): steps_discovery.go.
 
 func discoveryIdentities() Scenario {
 	return Scenario{
@@ -15,7 +15,6 @@ func discoveryIdentities() Scenario {
 		Summary:         "WatchStargates advertises exactly the live pods' identities in every region, never a dashed IP",
 		Requires:        Requirements{Discoveries: bothDiscoveries},
 		Expect:          Pass,
-		Try:             everyRegionAdvertisesLivePods,
 	}
 }
 
@@ -27,7 +26,6 @@ func discoverySRVDashedIP() Scenario {
 			"and Stargates discovering by DNS still advertise exactly the live pods' names",
 		Requires: Requirements{Discoveries: []matrix.Discovery{matrix.DNS}},
 		Expect:   Pass,
-		Try:      srvTargetsResolvedToPodNames,
 	}
 }
 
@@ -39,7 +37,6 @@ func discoveryNoDashedIdentity() Scenario {
 		Summary:         "no replica of any region advertises a dashed-IP identity or one naming no live pod (a subset suffices, so DNS-SRV discovery is held to it too)",
 		Requires:        Requirements{Discoveries: bothDiscoveries},
 		Expect:          Pass,
-		Try:             noReplicaAdvertisesDeadOrDashed,
 	}
 }
 
@@ -50,6 +47,5 @@ func discoveryPodReplacement() Scenario {
 		Summary:  "after a Stargate pod is deleted its identity leaves, the replacement's arrives, and Pylon follows",
 		Requires: Requirements{Discoveries: bothDiscoveries},
 		Expect:   Pass,
-		Try:      podReplacement,
 	}
 }

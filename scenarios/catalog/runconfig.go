@@ -1,4 +1,4 @@
-package scenarios
+package catalog
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/deploy/manifests"
@@ -24,7 +26,7 @@ const RunConfigFile = "run.json"
 const SuiteLog = "suite.log"
 
 // RunConfig is what the runner hands the suite: the environment it brought
-// up, the PKI it minted, the cells and the filter. It is a file, so a user
+// up, the PKI it minted and the cases it planned. It is a file, so a user
 // can re-run the suite by hand with `go test ./scenarios/ -args -harness.run=FILE`.
 type RunConfig struct {
 	// Topology is the run's topology, parsed once by the runner.
@@ -38,13 +40,13 @@ type RunConfig struct {
 	PKIDir string `json:"pkiDir"`
 	// Artifacts is the folder for evidence and per-case results.
 	Artifacts string `json:"artifacts"`
-	// Cells are the matrix cells to run, by name, in order.
-	Cells []string `json:"cells"`
-	// Run, Layers and Labels filter the catalogue (see ParseFilter).
-	Run    string `json:"run,omitempty"`
-	Layers string `json:"layers,omitempty"`
-	Labels string `json:"labels,omitempty"`
-	// Only narrows the run to these test names (a rerun of failed cases).
+	// Cases are the cases the runner planned (Plan, or a part of it from
+	// Divide), by name (Case.Name, CaseNames), in the order they run. The
+	// suite runs exactly these, in this order (Resolve), and derives
+	// nothing from filters; it refuses a name the catalogue lacks.
+	Cases []string `json:"cases"`
+	// Only narrows the run to these test names (a rerun of failed cases):
+	// tests of Cases, a fail-closed case's control-config test among them.
 	Only []string `json:"only,omitempty"`
 	// Images replace the reference images (empty: the reference ones).
 	Images manifests.Images `json:"images,omitzero"`
@@ -65,7 +67,8 @@ type RunConfig struct {
 	Proof ProofSource `json:"proof,omitempty"`
 	// NVCFBinDir names a folder of real NVCF binaries whose --help says
 	// what the nvcf flavor's components accept (empty: the committed
-	// snapshot's list); see RunConfig.Build.
+	// snapshot's list); the suite reads what the components accept from
+	// it (scenarios' buildOf).
 	NVCFBinDir string `json:"nvcfBinDir,omitempty"`
 	// Defect switches registered defects on in one role: set by `harness
 	// selftest` only, never by `harness run`.
@@ -116,9 +119,62 @@ func ReadRunConfig(path string) (*RunConfig, error) {
 		return nil, fmt.Errorf("run config %q: no PKI folder (mint one with `harness pki mint`)", path)
 	case c.Artifacts == "":
 		return nil, errors.New("run config: no artifacts folder")
+	case len(c.Cases) == 0:
+		return nil, fmt.Errorf("run config %q: no cases to run (write it with `harness run`)", path)
 	}
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
 	}
 	return &c, nil
 }
+
+// ProofSource selects where a run's server-side proofs come from.
+type ProofSource string
+
+// The proof sources.
+const (
+	// ProofAuto: /status for a reference Stargate, /metrics and
+	// ListModels for a real one (RunConfig.Real).
+	ProofAuto ProofSource = ""
+	// ProofFromStatus: /status, whatever the Stargate.
+	ProofFromStatus ProofSource = "status"
+	// ProofFromMetrics: /metrics and ListModels, as against a real
+	// Stargate, even on the reference one (which serves both): the
+	// metrics proofs' own check.
+	ProofFromMetrics ProofSource = "metrics"
+)
+
+// ParseProofSource parses --proof.
+func ParseProofSource(s string) (ProofSource, error) {
+	switch p := ProofSource(s); p {
+	case ProofAuto, ProofFromStatus, ProofFromMetrics:
+		return p, nil
+	}
+	return "", fmt.Errorf("proof source %q: want %s or %s (empty: %s for a reference Stargate, %s for a real one)",
+		s, ProofFromStatus, ProofFromMetrics, ProofFromStatus, ProofFromMetrics)
+}
+
+// RealRoles are the roles whose images can be NVCF's real components.
+var RealRoles = []string{"stargate", "router", "pylon"}
+
+// ParseReal parses --real, a comma list of RealRoles.
+func ParseReal(s string) ([]string, error) {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(RealRoles, r) {
+			return nil, fmt.Errorf("real role %q: want a comma list of %s", r, strings.Join(RealRoles, ", "))
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// IsReal reports whether the run's role is NVCF's real component (the
+// run's own setting, RunConfig.Real; never guessed from an image name).
+func (c *RunConfig) IsReal(role string) bool { return c != nil && slices.Contains(c.Real, role) }

@@ -1,7 +1,7 @@
-package scenarios
+package catalog
 
 // The registration layer: Pylon registers with every advertised Stargate
-// in every region, over explicit https:// addresses. Steps:
+// in every region, over explicit https:// addresses. Steps (package scenarios):
 // steps_registration.go.
 
 import "github.com/nvcf/conformance/wire/reason"
@@ -14,7 +14,6 @@ func registrationEveryStargateEveryRegion() Scenario {
 		Summary:         "the cell's Pylon holds a healthy registration with every live Stargate of every region",
 		Requires:        Requirements{Discoveries: bothDiscoveries},
 		Expect:          Pass,
-		Try:             pylonRegisteredEverywhere(waitConverge),
 	}
 }
 
@@ -25,7 +24,6 @@ func registrationExplicitHTTPS() Scenario {
 		Covers:          []Requirement{DoD4},
 		Summary:         "the bootstrap address and every advertised gRPC dial address are explicit https:// URIs",
 		Expect:          Pass,
-		Try:             explicitHTTPS,
 	}
 }
 
@@ -38,7 +36,6 @@ func registrationSchemeLessDialAddrRefused() Scenario {
 		// Taken, it would be handed to every Pylon in WatchStargates, which
 		// a legacy Pylon dials in plaintext.
 		Expect: FailClosed(reason.SchemeRequired).From(reason.OriginStargate), Control: "registration/explicit-https",
-		Try: loneStargateAdvertising("scheme-less-dial-addr", withoutScheme),
 	}
 }
 
@@ -49,7 +46,6 @@ func registrationHTTPDialAddrRefused() Scenario {
 		Summary:  "a Stargate given an http:// gRPC dial address to advertise in the secure profile refuses it at start-up",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginStargate), Control: "registration/explicit-https",
-		Try: loneStargateAdvertising("http-dial-addr", overHTTP),
 	}
 }
 
@@ -59,6 +55,5 @@ func registrationRogueAck() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a rogue Pylon's registration asking for a reverse tunnel is acknowledged with the named Stargate's identity as tunnel target and a UDP dial address",
 		Expect:  Pass,
-		Try:     rogueAck,
 	}
 }

@@ -1,7 +1,6 @@
-package scenarios
+package catalog
 
 import (
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ func TestCatalogueIsConsistent(t *testing.T) {
 		require.True(t, strings.HasPrefix(s.ID, string(s.Layer)+"/"), "%s: the ID must start with its layer %s", s.ID, s.Layer)
 		require.Contains(t, Layers, s.Layer, s.ID)
 		require.NotEmpty(t, s.Summary, s.ID)
-		require.NotNil(t, s.Try, s.ID)
 		require.NotEmpty(t, s.Labels, s.ID)
 	}
 	for _, s := range cat {
@@ -69,25 +67,6 @@ func matrixCells(t *testing.T) []matrix.Cell {
 	cells, err := matrix.Axes{Workloads: matrix.Workloads, Trusts: matrix.Trusts, Profiles: matrix.Profiles}.Expand()
 	require.NoError(t, err)
 	return cells
-}
-
-func TestExpectationJudge(t *testing.T) {
-	refused := reason.Wrap(reason.UnknownAuthority, errors.New("x509"))
-	other := reason.Wrap(reason.Timeout, errors.New("slow"))
-	require.NoError(t, Pass.Judge(nil))
-	require.ErrorContains(t, Pass.Judge(refused), `expected pass, got a failure with reason "unknown-authority"`)
-	fc := FailClosed(reason.UnknownAuthority, reason.HostnameMismatch)
-	require.Equal(t, "fail-closed(unknown-authority|hostname-mismatch)", fc.String())
-	require.NoError(t, fc.Judge(refused))
-	require.ErrorContains(t, fc.Judge(nil), "but it succeeded")
-	require.ErrorContains(t, fc.Judge(other), `another reason, "timeout"`)
-	require.ErrorContains(t, fc.Judge(errors.New("untyped")), `another reason, "unknown"`)
-
-	byProbe := fc.From(reason.OriginProbe)
-	require.Equal(t, "fail-closed(unknown-authority|hostname-mismatch from probe)", byProbe.String())
-	require.NoError(t, byProbe.Judge(reason.WrapFrom(reason.UnknownAuthority, reason.OriginProbe, errors.New("x509"))))
-	require.ErrorContains(t, byProbe.Judge(reason.WrapFrom(reason.UnknownAuthority, reason.OriginPeer, errors.New("alert"))), `from another origin, "peer"`)
-	require.ErrorContains(t, byProbe.Judge(refused), `from another origin, "unnamed"`, "a refusal that names no origin fails an expectation that names one")
 }
 
 func TestFilter(t *testing.T) {
@@ -163,4 +142,34 @@ func TestPlan(t *testing.T) {
 	}
 	require.Equal(t, "tls/wrong-root/with-control-config[workload=deployment,trust=bundle]",
 		Case{Scenario: Scenario{ID: "tls/wrong-root"}, Cell: matrix.Cell{Workload: matrix.Deployment, Trust: matrix.Bundle}}.ControlConfigName())
+}
+
+// TestResolveRoundTrips: the suite resolves the names the runner writes
+// (CaseNames) into the very plan, in its order, and refuses names the
+// catalogue or the matrix does not have.
+func TestResolveRoundTrips(t *testing.T) {
+	cells, err := matrix.Plan(matrix.Filter{})
+	require.NoError(t, err)
+	plan := Plan(Catalogue(), cells, Filter{})
+	got, err := Resolve(Catalogue(), CaseNames(plan))
+	require.NoError(t, err)
+	require.Equal(t, plan, got)
+	part := Divide(plan, 3, 4)[1]
+	got, err = Resolve(Catalogue(), CaseNames(part))
+	require.NoError(t, err)
+	require.Equal(t, part, got, "a part of the plan, in its order")
+
+	for name, want := range map[string]string{
+		"tls/no-such[workload=statefulset,trust=bundle]": `scenario "tls/no-such" is not in the catalogue`,
+		"tls/wrong-root": "not a case name",
+		"tls/wrong-root[workload=statefulset,trust=nothing]":   "trust",
+		"tls/missing-trust[workload=statefulset,trust=system]": "does not run in cell",
+		"tls/wrong-root[trust=bundle,workload=statefulset]":    "not written as the runner names it",
+	} {
+		_, err := Resolve(Catalogue(), []string{name})
+		require.ErrorContains(t, err, want, name)
+	}
+	twice := plan[0].Name()
+	_, err = Resolve(Catalogue(), []string{twice, twice})
+	require.ErrorContains(t, err, "named twice")
 }

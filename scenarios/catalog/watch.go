@@ -1,11 +1,11 @@
-package scenarios
+package catalog
 
 import (
 	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The watch layer: cross-region discovery through watch_stargate_urls,
-// with explicit schemes. Steps: steps_watch.go.
+// with explicit schemes. Steps (package scenarios): steps_watch.go.
 
 func watchCrossRegion() Scenario {
 	return Scenario{
@@ -14,7 +14,6 @@ func watchCrossRegion() Scenario {
 		Covers:          []Requirement{DoD4, DoD6, Defect5},
 		Summary:         "the bootstrap region hands out each remote region's https watch URL, and watching it yields that region's Stargates",
 		Expect:          Pass,
-		Try:             crossRegionWatch,
 	}
 }
 
@@ -31,7 +30,6 @@ func watchSchemeLessRemoteRefused() Scenario {
 		// with it (remoteWatchHandedOut): handed on scheme-less, it is red
 		// as accepted, since NVCF's Pylon dials it in plaintext (defect 5).
 		Expect: FailClosed(reason.SchemeRequired).From(reason.OriginStargate), Control: "watch/cross-region",
-		Try: loneStargateWatchingRemote("scheme-less-remote", withoutScheme),
 	}
 }
 
@@ -45,7 +43,6 @@ func watchIPLiteralRemote() Scenario {
 		// hands the URL on (see watch/scheme-less-remote-refused), where a
 		// handed-out IP literal is red as accepted.
 		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginStargate), Control: "watch/cross-region",
-		Try: remoteWatchedByStargate(loneStargateWatchingRemoteAs("ip-literal-remote", byIngressIP)),
 	}
 }
 
@@ -58,6 +55,5 @@ func watchHTTPToTLSRemoteRefused() Scenario {
 		// On NVCF's Stargate, as watch/scheme-less-remote-refused: an
 		// http:// URL it hands on is red as accepted.
 		Expect: FailClosed(reason.InsecureRefused).From(reason.OriginStargate), Control: "watch/cross-region",
-		Try: loneStargateWatchingRemote("http-to-tls-remote", overHTTP),
 	}
 }

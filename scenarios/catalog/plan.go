@@ -1,4 +1,4 @@
-package scenarios
+package catalog
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nvcf/conformance/model/matrix"
+	"github.com/nvcf/conformance/reports"
 )
 
 // Filter selects scenarios; its zero value selects all of them.
@@ -67,6 +68,50 @@ func (c Case) Name() string { return c.Scenario.ID + "[" + c.Cell.Name() + "]" }
 // scenario with its control's configuration.
 func (c Case) ControlConfigName() string {
 	return c.Scenario.ID + "/with-control-config[" + c.Cell.Name() + "]"
+}
+
+// Test kinds: a case, and the test that runs a fail-closed case with its
+// control's configuration.
+const (
+	KindCase          = "case"
+	KindControlConfig = "control-config"
+)
+
+// Test is what a result says of c's test of kind (KindCase or
+// KindControlConfig) before it runs.
+func (c Case) Test(kind string) reports.CaseResult {
+	name := c.Name()
+	if kind == KindControlConfig {
+		name = c.ControlConfigName()
+	}
+	s := c.Scenario
+	return reports.CaseResult{
+		Name: name, ID: s.ID, Layer: string(s.Layer), Cell: c.Cell.Name(), Kind: kind,
+		Description: s.Summary, Expect: s.Expect.String(), Control: s.Control,
+		Covers: covers(s),
+	}
+}
+
+func covers(s Scenario) []string {
+	var out []string
+	for _, r := range s.Covers {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+// PlannedResults are the identities of every test of plan (a fail-closed
+// case adds its control-configuration test), for totalling a run that
+// ended early (reports.WithNotRun).
+func PlannedResults(plan []Case) []reports.CaseResult {
+	var out []reports.CaseResult
+	for _, c := range plan {
+		out = append(out, c.Test(KindCase))
+		if !c.Scenario.Expect.IsPass() {
+			out = append(out, c.Test(KindControlConfig))
+		}
+	}
+	return out
 }
 
 // AppliesTo reports whether s runs in cell c, ignoring the once-per-workload
@@ -135,6 +180,53 @@ func Cells(cases []Case) []matrix.Cell {
 		}
 	}
 	return out
+}
+
+// CaseNames are the names of plan's cases, in plan order: what a run
+// config hands the suite (RunConfig.Cases).
+func CaseNames(plan []Case) []string {
+	out := make([]string, len(plan))
+	for i, c := range plan {
+		out[i] = c.Name()
+	}
+	return out
+}
+
+// Resolve turns case names (CaseNames) back into the cases of catalogue,
+// in the order given, so the suite runs exactly what the runner planned.
+// It refuses a name whose scenario the catalogue lacks, one that is not
+// written as Case.Name writes it, one whose scenario does not run in its
+// cell, and one named twice.
+func Resolve(catalogue []Scenario, names []string) ([]Case, error) {
+	out := make([]Case, 0, len(names))
+	seen := map[string]bool{}
+	for _, n := range names {
+		id, rest, ok := strings.Cut(n, "[")
+		cell, closed := strings.CutSuffix(rest, "]")
+		if !ok || !closed {
+			return nil, fmt.Errorf("case %q: not a case name, <scenario>[<cell>]", n)
+		}
+		i := slices.IndexFunc(catalogue, func(s Scenario) bool { return s.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("case %q: scenario %q is not in the catalogue (see `harness list`)", n, id)
+		}
+		parsed, err := matrix.ParseCell(cell)
+		if err != nil {
+			return nil, fmt.Errorf("case %q: %w", n, err)
+		}
+		c := Case{Scenario: catalogue[i], Cell: parsed.Normalize()}
+		switch {
+		case c.Name() != n:
+			return nil, fmt.Errorf("case %q: not written as the runner names it, %q", n, c.Name())
+		case !c.Scenario.AppliesTo(c.Cell):
+			return nil, fmt.Errorf("case %q: scenario %s does not run in cell %s", n, id, c.Cell.Name())
+		case seen[n]:
+			return nil, fmt.Errorf("case %q: named twice", n)
+		}
+		seen[n] = true
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func split(s string) []string {

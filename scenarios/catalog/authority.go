@@ -1,11 +1,11 @@
-package scenarios
+package catalog
 
 import (
 	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The authority layer: the router picks exactly the Stargate named by the
-// HTTP/2 :authority, and never a default backend. Steps: steps_authority.go.
+// HTTP/2 :authority, and never a default backend. Steps (package scenarios): steps_authority.go.
 
 func authorityRoutesToNamed() Scenario {
 	return Scenario{
@@ -13,7 +13,6 @@ func authorityRoutesToNamed() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a registration lands on exactly the Stargate named by :authority, checked on every replica's /status",
 		Expect:  Pass,
-		Try:     routesToNamed,
 	}
 }
 
@@ -23,7 +22,6 @@ func authorityMissing() Scenario {
 		Covers:  []Requirement{DoD7},
 		Summary: "a registration whose :authority is the dial host, not a Stargate identity, is refused",
 		Expect:  FailClosed(reason.InvalidAuthority).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNaming(theDialHost),
 	}
 }
 
@@ -33,7 +31,6 @@ func authorityUnknown() Scenario {
 		Covers:  []Requirement{DoD7},
 		Summary: "a registration naming a replica of this region under another region's identity domain is refused",
 		Expect:  FailClosed(reason.InvalidAuthority).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNaming(aStargateElsewhere),
 	}
 }
 
@@ -47,7 +44,6 @@ func authorityNoSuchPod() Scenario {
 		// with the step's proof, from the Kubernetes API before the attempt
 		// and after the refusal, that no such pod exists (absent.go).
 		Expect: FailClosed(reason.NoSuchPod).From(reason.OriginRouter).OrIfAbsent(reason.NotReady), Control: "authority/routes-to-named",
-		Try: registerNamingAbsent(func(*Env, string, Pod) string { return noSuchPod }),
 	}
 }
 
@@ -57,7 +53,6 @@ func authorityNotReady() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a registration naming a Stargate pod that runs but is not ready is refused by the router as not-ready",
 		Expect:  FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
-		Try: registerNamingUnroutable((*Env).WithNotReadyStargate),
 	}
 }
 
@@ -78,7 +73,6 @@ func authorityTerminating() Scenario {
 		// there, and the registration shows on the terminating pod.
 		Expect: FailClosed(reason.NotReady).From(reason.OriginRouter), Control: "authority/routes-to-named",
 		Takes: terminatingTakes,
-		Try:   registerNamingUnroutable((*Env).WithTerminatingStargate),
 	}
 }
 
@@ -94,6 +88,5 @@ func authorityDashedIP() Scenario {
 		// (a router that resolved dashed IPs would route to it, and the
 		// case would fail as accepted).
 		Expect: FailClosed(reason.InvalidAuthority, reason.NoSuchPod).From(reason.OriginRouter).OrIfAbsent(reason.NotReady), Control: "authority/routes-to-named",
-		Try: registerNamingAbsent(thePodsDashedName),
 	}
 }

@@ -1,14 +1,13 @@
-package scenarios
+package catalog
 
 import (
 	"github.com/nvcf/conformance/model/matrix"
-	"github.com/nvcf/conformance/pki"
 	"github.com/nvcf/conformance/wire/reason"
 )
 
 // The tls layer: gRPC TLS on 50071, from the harness's probe (what the
 // ingress serves and refuses) and from Pylon (what a client must refuse).
-// Steps: steps_tls.go, steps_pylon.go.
+// Steps (package scenarios): steps_tls.go, steps_pylon.go.
 
 // bundleTrusts are the trust sources that read a configured bundle.
 var bundleTrusts = []matrix.Trust{matrix.Bundle, matrix.GRPCOverride}
@@ -19,7 +18,6 @@ func tlsVerifiedWatch() Scenario {
 		Covers:  []Requirement{DoD3, DoD6, Defect3},
 		Summary: "the probe watches every region through its ingress over TLS verified against the environment's root",
 		Expect:  Pass,
-		Try:     verifiedWatch,
 	}
 }
 
@@ -29,7 +27,6 @@ func tlsWrongRoot() Scenario {
 		Covers:  []Requirement{DoD7, Defect3},
 		Summary: "a client trusting only another root refuses the ingress",
 		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "tls/verified-watch",
-		Try: watchBootstrapIngress(trustingAnotherRoot),
 	}
 }
 
@@ -39,7 +36,6 @@ func tlsPlaintextToTLSPort() Scenario {
 		Covers:  []Requirement{DoD3, DoD7},
 		Summary: "the ingress refuses plaintext h2c on its TLS port",
 		Expect:  FailClosed(reason.PlaintextToTLS).From(reason.OriginPeer), Control: "tls/verified-watch",
-		Try: watchBootstrapIngress(inPlaintext),
 	}
 }
 
@@ -51,7 +47,6 @@ func tlsPylonVerified() Scenario {
 		Summary:         "the cell's Pylon watches and registers over verified TLS with its trust source",
 		Requires:        Requirements{Trusts: matrix.Trusts, Profiles: matrix.Profiles},
 		Expect:          Pass,
-		Try:             pylonRegisteredEverywhere(waitPylon),
 	}
 }
 
@@ -62,7 +57,6 @@ func tlsWrongRootServer() Scenario {
 		Summary:  "Pylon refuses an ingress whose certificate chains to an untrusted root",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylonAgainstIngressCert("wrong-root-server", pki.ServerWrongRoot),
 	}
 }
 
@@ -73,7 +67,6 @@ func tlsWrongHostname() Scenario {
 		Summary:  "Pylon refuses an ingress certificate that does not cover the dial hostname",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylonAgainstIngressCert("wrong-hostname", pki.ServerWrongHost),
 	}
 }
 
@@ -85,7 +78,6 @@ func tlsIngressCertIdentityOnly() Scenario {
 			"but not the dial hostname",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylonAgainstIngressCert("identity-only", pki.ServerIdentityOnly),
 	}
 }
 
@@ -96,7 +88,6 @@ func tlsExpiredServerCert() Scenario {
 		Summary:  "Pylon refuses an expired ingress certificate",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.Expired).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylonAgainstIngressCert("expired-server-cert", pki.ServerExpired),
 	}
 }
 
@@ -108,7 +99,6 @@ func tlsSystemRootsLackServerCA() Scenario {
 			"Pylon refuses Stargate: the system-plus-bundle cell passes through the system roots alone",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: []matrix.Trust{matrix.SystemPlusBundle}},
 		Expect:   FailClosed(reason.UnknownAuthority).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("system-roots-lack-ca", withSystemStoreLackingTheRoot),
 	}
 }
 
@@ -119,7 +109,6 @@ func tlsMissingTrust() Scenario {
 		Summary:  "a Pylon whose configured trust bundle does not exist refuses to start its connections",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("missing-trust", withMissingTrustBundle),
 	}
 }
 
@@ -130,7 +119,6 @@ func tlsMalformedBundle() Scenario {
 		Summary:  "a Pylon whose trust bundle is partially malformed rejects it as a whole",
 		Requires: Requirements{Workloads: independentOfWorkload, Trusts: bundleTrusts},
 		Expect:   FailClosed(reason.NoTrust).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("malformed-bundle", withMalformedTrustBundle),
 	}
 }
 
@@ -141,7 +129,6 @@ func tlsExplicitHTTPRefused() Scenario {
 		Summary:  "in the secure profile Pylon refuses an explicit http:// bootstrap address",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.InsecureRefused).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }
 
@@ -152,7 +139,6 @@ func tlsSchemeLessBootstrapRefused() Scenario {
 		Summary:  "in the secure profile Pylon refuses a bootstrap address without a scheme, never reading it as plaintext",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		Expect:   FailClosed(reason.SchemeRequired).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("scheme-less-bootstrap", withSchemeLessBootstrap),
 	}
 }
 
@@ -166,7 +152,6 @@ func tlsIPLiteralBootstrap() Scenario {
 		// dial host differs. A Pylon that verified against anything but
 		// the host it dialled (the :authority, a name it resolved) passes.
 		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylonDialingIngressByIP("ip-literal-bootstrap"),
 	}
 }
 
@@ -177,6 +162,5 @@ func tlsExplicitHTTPInsecureProfile() Scenario {
 		Summary:  "in the insecure profile Pylon accepts an explicit http:// address and dials plaintext, which the TLS port still refuses",
 		Requires: Requirements{Profiles: []matrix.Profile{matrix.Insecure}},
 		Expect:   FailClosed(reason.PlaintextToTLS).From(reason.OriginPylon), Control: "tls/pylon-verified",
-		Try: freshPylon("explicit-http", withHTTPBootstrap),
 	}
 }

@@ -1,8 +1,9 @@
-package scenarios
+package catalog
 
 // Catalogue is the explicit list of every scenario, layer by layer. Each
 // entry is a small constructor in its layer's file (tls.go, authority.go,
-// …) whose steps are named in the step files (steps*.go).
+// …); its steps are attached by ID in package scenarios (tries.go) and
+// live in its step files (steps*.go).
 func Catalogue() []Scenario {
 	return []Scenario{
 		// tls.go

@@ -1,4 +1,4 @@
-package scenarios
+package catalog
 
 import (
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
@@ -6,7 +6,7 @@ import (
 	"github.com/nvcf/conformance/wire/reason"
 )
 
-// The quic layer: the reverse tunnel on UDP 50072, authenticated. Steps:
+// The quic layer: the reverse tunnel on UDP 50072, authenticated. Steps (package scenarios):
 // steps_quic.go.
 
 func quicTunnelUp() Scenario {
@@ -15,7 +15,6 @@ func quicTunnelUp() Scenario {
 		Covers:  []Requirement{DoD6, DoD8},
 		Summary: "a rogue Pylon registered with reverse tunnel brings the tunnel up with SNI = its Stargate's identity, the token and its client certificate",
 		Expect:  Pass,
-		Try:     bringTunnelUp(nil),
 	}
 }
 
@@ -25,7 +24,6 @@ func quicBadToken() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel handshake with a wrong token is refused",
 		Expect:  FailClosed(reason.BadToken).From(reason.OriginStargate), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(withWrongToken),
 	}
 }
 
@@ -35,7 +33,6 @@ func quicUnregisteredTunnel() Scenario {
 		Covers:  []Requirement{DoD6},
 		Summary: "a tunnel handshake whose inference server id holds no registration is refused by the Stargate it names",
 		Expect:  FailClosed(reason.Unregistered).From(reason.OriginStargate), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(withUnregisteredID),
 	}
 }
 
@@ -46,7 +43,6 @@ func quicMissingClientCert() Scenario {
 		Summary: "a tunnel without a client certificate is refused",
 		Expect:  FailClosed(reason.ClientCertRequired).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Requires: Requirements{Features: []nvcfbuild.Feature{nvcfbuild.TunnelClientCert}},
-		Try:      bringTunnelUp(withoutClientCert),
 	}
 }
 
@@ -57,7 +53,6 @@ func quicUntrustedClientCert() Scenario {
 		Summary: "a tunnel with a client certificate from an untrusted root is refused",
 		Expect:  FailClosed(reason.UntrustedClientCert).From(reason.OriginPeer), Control: "quic/tunnel-up",
 		Requires: Requirements{Features: []nvcfbuild.Feature{nvcfbuild.TunnelClientCert}},
-		Try:      bringTunnelUp(withUntrustedClientCert),
 	}
 }
 
@@ -67,7 +62,6 @@ func quicWrongServerRoot() Scenario {
 		Covers:  []Requirement{DoD7, DoD8},
 		Summary: "a Pylon trusting another root refuses the tunnel's server",
 		Expect:  FailClosed(reason.UnknownAuthority).From(reason.OriginProbe), Control: "quic/tunnel-up",
-		Try: bringTunnelUp(trustingAnotherServerRoot),
 	}
 }
 
@@ -82,7 +76,6 @@ func quicUnknownSNI() Scenario {
 		// ready pods (docs/reasons.md). That not-ready counts only with the
 		// step's proof that no pod of the SNI's name exists (absent.go).
 		Expect: FailClosed(reason.UnknownSNI).From(reason.OriginPeer, reason.OriginQUICRelay).OrIfAbsent(reason.NotReady), Control: "quic/tunnel-up",
-		Try: tunnelToAbsentPod,
 	}
 }
 
@@ -94,7 +87,6 @@ func quicNotReady() Scenario {
 		// A real router's relay says not-ready where the reference one
 		// knows no ready pod by that name (docs/reasons.md).
 		Expect: FailClosed(reason.UnknownSNI, reason.NotReady).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
-		Try: tunnelToUnroutable((*Env).WithNotReadyStargate),
 	}
 }
 
@@ -112,7 +104,6 @@ func quicTerminating() Scenario {
 		// wrong origin): the case fails either way.
 		Expect: FailClosed(reason.UnknownSNI, reason.NotReady).From(reason.OriginPeer, reason.OriginQUICRelay), Control: "quic/tunnel-up",
 		Takes: terminatingTakes,
-		Try:   tunnelToUnroutable((*Env).WithTerminatingStargate),
 	}
 }
 
@@ -126,6 +117,5 @@ func quicPylonTunnel() Scenario {
 		// differs per trust source, system-plus-bundle's unrelated CA included.
 		Requires: Requirements{Trusts: matrix.Trusts},
 		Expect:   Pass,
-		Try:      pylonTunnelsConnected,
 	}
 }
