@@ -84,18 +84,25 @@ func (o *Options) shards(parts [][]catalog.Case) []shard {
 // the run brought up go down together at the end, unless it keeps them:
 // the first one's state folder holds the PKI every shard deploys from.
 func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg catalog.RunConfig, shards []shard) (results []reports.CaseResult, reused bool, testErr, err error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	// When the run is cut (Ctrl-C, or one shard's failure stopping the
-	// others), what the cases in flight saw afterwards is no verdict.
+	// others), what the cases in flight saw afterwards is no verdict. The
+	// shards' context ends only through cut, which notes the time first,
+	// so every case the cut reached ended after that time.
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
 	var cutMu sync.Mutex
 	var cutAt time.Time
-	stopClock := context.AfterFunc(ctx, func() {
+	cut := func(cause error) {
 		cutMu.Lock()
-		defer cutMu.Unlock()
-		cutAt = time.Now()
-	})
-	defer stopClock()
+		if cutAt.IsZero() {
+			cutAt = time.Now()
+		}
+		cutMu.Unlock()
+		cancel(cause)
+	}
+	stopCut := context.AfterFunc(parent, func() { cut(context.Cause(parent)) })
+	defer stopCut()
 	type outcome struct {
 		results         []reports.CaseResult
 		reused          bool
@@ -135,7 +142,7 @@ func (o *Options) runShards(ctx context.Context, hb *heartbeat, cfg catalog.RunC
 				down = append(down, s.name)
 			})
 			if out.runErr != nil {
-				cancel(out.runErr)
+				cut(out.runErr)
 			}
 		})
 	}
