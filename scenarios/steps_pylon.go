@@ -121,6 +121,12 @@ func withSchemeLessBootstrap(e *Env, o *deploy.PylonOverrides) {
 	o.BootstrapURL = strings.TrimPrefix(e.Deployed.BootstrapURL, "https://")
 }
 
+// withoutBootstrap leaves Pylon's bootstrap address out of its
+// environment.
+func withoutBootstrap(_ *Env, o *deploy.PylonOverrides) {
+	o.Env = map[string]string{manifests.EnvBootstrap: ""}
+}
+
 // freshPylonDialingIngressByIP reads the outcome of a fresh Pylon called
 // name whose bootstrap address, with the faulty setting, names the
 // bootstrap region's ingress by its load balancer's IP instead of its

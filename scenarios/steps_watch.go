@@ -208,6 +208,9 @@ func withoutScheme(u string) string { return strings.TrimPrefix(u, "https://") }
 
 func overHTTP(u string) string { return strings.Replace(u, "https://", "http://", 1) }
 
+// emptied leaves an address input empty.
+func emptied(string) string { return "" }
+
 // remoteWatchedByStargate is try for a claim about a Stargate's own remote
 // watch client. NVCF's Stargate has none (it hands each URL on to the
 // Pylons, see remoteWatchHandedOut), so on it the faulty attempt proves

@@ -51,6 +51,7 @@ var tries = map[string]Try{
 	"tls/malformed-bundle":               freshPylon("malformed-bundle", withMalformedTrustBundle),
 	"tls/explicit-http-refused":          freshPylon("explicit-http", withHTTPBootstrap),
 	"tls/scheme-less-bootstrap-refused":  freshPylon("scheme-less-bootstrap", withSchemeLessBootstrap),
+	"tls/empty-bootstrap-refused":        freshPylon("empty-bootstrap", withoutBootstrap),
 	"tls/ip-literal-bootstrap":           freshPylonDialingIngressByIP("ip-literal-bootstrap"),
 	"tls/explicit-http-insecure-profile": freshPylon("explicit-http", withHTTPBootstrap),
 	// catalog/authority.go
@@ -71,11 +72,13 @@ var tries = map[string]Try{
 	"watch/scheme-less-remote-refused": loneStargateWatchingRemote("scheme-less-remote", withoutScheme),
 	"watch/ip-literal-remote":          remoteWatchedByStargate(loneStargateWatchingRemoteAs("ip-literal-remote", byIngressIP)),
 	"watch/http-to-tls-remote-refused": loneStargateWatchingRemote("http-to-tls-remote", overHTTP),
+	"watch/empty-remote-refused":       loneStargateWatchingRemote("empty-remote", emptied),
 	// catalog/registration.go
 	"registration/every-stargate-every-region":   pylonRegisteredEverywhere(waitConverge),
 	"registration/explicit-https":                explicitHTTPS,
 	"registration/scheme-less-dial-addr-refused": loneStargateAdvertising("scheme-less-dial-addr", withoutScheme),
 	"registration/http-dial-addr-refused":        loneStargateAdvertising("http-dial-addr", overHTTP),
+	"registration/empty-dial-addr-refused":       loneStargateAdvertising("empty-dial-addr", emptied),
 	"registration/rogue-ack":                     rogueAck,
 	// catalog/quic.go
 	"quic/tunnel-up":             bringTunnelUp(nil),

@@ -20,6 +20,7 @@ func Catalogue() []Scenario {
 		tlsMalformedBundle(),
 		tlsExplicitHTTPRefused(),
 		tlsSchemeLessBootstrapRefused(),
+		tlsEmptyBootstrapRefused(),
 		tlsIPLiteralBootstrap(),
 		tlsExplicitHTTPInsecureProfile(),
 		// authority.go
@@ -40,11 +41,13 @@ func Catalogue() []Scenario {
 		watchSchemeLessRemoteRefused(),
 		watchHTTPToTLSRemoteRefused(),
 		watchIPLiteralRemote(),
+		watchEmptyRemoteRefused(),
 		// registration.go
 		registrationEveryStargateEveryRegion(),
 		registrationExplicitHTTPS(),
 		registrationSchemeLessDialAddrRefused(),
 		registrationHTTPDialAddrRefused(),
+		registrationEmptyDialAddrRefused(),
 		registrationRogueAck(),
 		// quic.go
 		quicTunnelUp(),

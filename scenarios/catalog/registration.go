@@ -39,6 +39,17 @@ func registrationSchemeLessDialAddrRefused() Scenario {
 	}
 }
 
+func registrationEmptyDialAddrRefused() Scenario {
+	return Scenario{
+		ID: "registration/empty-dial-addr-refused", Layer: LayerRegistration, Labels: []string{LabelDeploys},
+		Covers:   []Requirement{DoD4},
+		Summary:  "a Stargate given an empty gRPC dial address to advertise in the secure profile refuses it at start-up",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		// Taken, every Pylon would be handed no dial address at all.
+		Expect: FailClosed(reason.AddressRequired).From(reason.OriginStargate), Control: "registration/explicit-https",
+	}
+}
+
 func registrationHTTPDialAddrRefused() Scenario {
 	return Scenario{
 		ID: "registration/http-dial-addr-refused", Layer: LayerRegistration, Labels: []string{LabelDeploys},

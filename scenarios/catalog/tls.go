@@ -142,6 +142,17 @@ func tlsSchemeLessBootstrapRefused() Scenario {
 	}
 }
 
+func tlsEmptyBootstrapRefused() Scenario {
+	return Scenario{
+		ID: "tls/empty-bootstrap-refused", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},
+		Covers:   []Requirement{DoD4},
+		Summary:  "Pylon given no bootstrap address refuses to start, rather than fall back to a default or a plaintext one",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		// The variable is left out of the variant's environment.
+		Expect: FailClosed(reason.AddressRequired).From(reason.OriginPylon), Control: "tls/pylon-verified",
+	}
+}
+
 func tlsIPLiteralBootstrap() Scenario {
 	return Scenario{
 		ID: "tls/ip-literal-bootstrap", Layer: LayerTLS, Labels: []string{LabelPylon, LabelDeploys},

@@ -40,9 +40,20 @@ func watchIPLiteralRemote() Scenario {
 		Summary:  "a Stargate given the remote region's ingress as an IP literal refuses its certificate, which names only the dial hosts",
 		Requires: Requirements{Workloads: independentOfWorkload},
 		// The reference Stargate dials its remote regions itself; NVCF's
-		// hands the URL on (see watch/scheme-less-remote-refused), where a
-		// handed-out IP literal is red as accepted.
+		// has no remote-watch client (it hands the URL on to the Pylons,
+		// see watch/scheme-less-remote-refused), so on it the case is NOT
+		// PROVEN: tls/ip-literal-bootstrap covers the Pylons' side.
 		Expect: FailClosed(reason.HostnameMismatch).From(reason.OriginStargate), Control: "watch/cross-region",
+	}
+}
+
+func watchEmptyRemoteRefused() Scenario {
+	return Scenario{
+		ID: "watch/empty-remote-refused", Layer: LayerWatch, Labels: []string{LabelDeploys, LabelCrossRegion},
+		Covers:   []Requirement{DoD4},
+		Summary:  "a Stargate given an empty remote watch URL refuses it at start-up, rather than drop the region silently",
+		Requires: Requirements{Workloads: independentOfWorkload},
+		Expect:   FailClosed(reason.AddressRequired).From(reason.OriginStargate), Control: "watch/cross-region",
 	}
 }
 
