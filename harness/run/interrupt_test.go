@@ -88,28 +88,10 @@ func TestInterruptedRunTotalsThePlan(t *testing.T) {
 	art := t.TempDir()
 	t.Setenv("FAKESUITE_REPORT", "3")
 	t.Setenv("FAKESUITE_BLOCK", "1")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var out syncBuffer
-	type ran struct {
-		res *Result
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		res, err := Run(ctx, Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
-			StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out})
-		done <- ran{res, err}
-	}()
 	// Interrupt once the fourth test has started, as a user would.
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "start 4/") }, 2*time.Minute, 100*time.Millisecond, out.String())
-	cancel()
-	var r ran
-	select {
-	case r = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the run did not end after the interrupt")
-	}
+	r := interrupted(t, Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
+		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out}, &out, 1)
 	require.True(t, errors.Is(r.err, ErrIncomplete), "%v", r.err)
 	require.False(t, errors.Is(r.err, ErrFailed), "no verdict: the CLI exits 2")
 
@@ -137,6 +119,35 @@ func TestInterruptedRunTotalsThePlan(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// ran is what Run returned.
+type ran struct {
+	res *Result
+	err error
+}
+
+// interrupted runs o and cancels its context, as Ctrl-C does, once that
+// many suites have started their fourth test (out is o.Stdout); the run
+// must then end.
+func interrupted(t *testing.T, o Options, out *syncBuffer, suites int) ran {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan ran, 1)
+	go func() {
+		res, err := Run(ctx, o)
+		done <- ran{res, err}
+	}()
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "start 4/") >= suites }, 2*time.Minute, 100*time.Millisecond, out.String())
+	cancel()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end after the interrupt")
+		return ran{}
+	}
+}
 
 // slowSecondProvider brings the first environment up at once and blocks
 // every other one's Up until the run is interrupted, as a slow bring-up.
@@ -169,27 +180,9 @@ func TestInterruptedTwoEnvironmentRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			art := t.TempDir()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			var out syncBuffer
-			type ran struct {
-				res *Result
-				err error
-			}
-			done := make(chan ran, 1)
-			go func() {
-				res, err := Run(ctx, Options{Topology: topo, Artifacts: art, Provider: tc.provider, BinDir: bin, Environments: 2,
-					StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out})
-				done <- ran{res, err}
-			}()
-			require.Eventually(t, func() bool { return strings.Count(out.String(), "start 4/") >= tc.inFlight }, 2*time.Minute, 100*time.Millisecond, out.String())
-			cancel()
-			var r ran
-			select {
-			case r = <-done:
-			case <-time.After(time.Minute):
-				t.Fatal("the run did not end after the interrupt")
-			}
+			r := interrupted(t, Options{Topology: topo, Artifacts: art, Provider: tc.provider, BinDir: bin, Environments: 2,
+				StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out}, &out, tc.inFlight)
 			require.ErrorIs(t, r.err, ErrIncomplete)
 			require.False(t, errors.Is(r.err, ErrFailed), "no verdict: the CLI exits 2")
 			for _, f := range []string{PlanFile, reports.JUnitFile, reports.ReportFile, reports.HTMLFile, "summary.md"} {
