@@ -23,6 +23,11 @@ type PylonOverrides struct {
 	// BootstrapURL replaces the bootstrap address; it is not validated, so
 	// it may be bad on purpose (http://, scheme-less, an unknown host).
 	BootstrapURL string
+	// EmptyBootstrap sets the bootstrap address to the empty string (the
+	// variable present, with no value, so that the nvcf flavor's
+	// --stargate-address=$(LLM_REQUEST_ROUTER_ADDRESS) is empty too; a
+	// variable left out would leave that reference unexpanded).
+	EmptyBootstrap bool
 	// Trust replaces the trust source.
 	Trust matrix.Trust
 	// TrustConfigMap mounts another merged-bundle ConfigMap, e.g.
@@ -120,6 +125,9 @@ func (d *Deployer) variantObjects(cluster, name string, o PylonOverrides) (manif
 	p.Name, p.Variant = manifests.PylonName+"-"+name, name
 	if o.BootstrapURL != "" {
 		p.BootstrapURL = o.BootstrapURL
+	}
+	if o.EmptyBootstrap {
+		p.BootstrapURL = ""
 	}
 	if o.Trust != "" {
 		p.Trust = o.Trust

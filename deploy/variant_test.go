@@ -42,6 +42,18 @@ func TestVariantObjects(t *testing.T) {
 		e[v.Name] = v.Value
 	}
 	require.Equal(t, "stargate.region-a.nvcf.test:50071", e[manifests.EnvBootstrap])
+
+	// An empty bootstrap address is the variable set to nothing, not left out.
+	_, objs, err = d.variantObjects("workers", "empty-bootstrap", PylonOverrides{EmptyBootstrap: true})
+	require.NoError(t, err)
+	found := false
+	for _, v := range objs[len(objs)-1].(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Env {
+		if v.Name == manifests.EnvBootstrap {
+			found = true
+			require.Empty(t, v.Value)
+		}
+	}
+	require.True(t, found, "%s is set, empty", manifests.EnvBootstrap)
 	require.Equal(t, manifests.BundlePath, e[manifests.EnvTLSCertPath])
 	require.Equal(t, "1", e["EXTRA"])
 	require.Equal(t, "nvcf-transport-trust-bundle-malformed", dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name)

@@ -121,10 +121,9 @@ func withSchemeLessBootstrap(e *Env, o *deploy.PylonOverrides) {
 	o.BootstrapURL = strings.TrimPrefix(e.Deployed.BootstrapURL, "https://")
 }
 
-// withoutBootstrap leaves Pylon's bootstrap address out of its
-// environment.
+// withoutBootstrap gives Pylon an empty bootstrap address.
 func withoutBootstrap(_ *Env, o *deploy.PylonOverrides) {
-	o.Env = map[string]string{manifests.EnvBootstrap: ""}
+	o.EmptyBootstrap = true
 }
 
 // freshPylonDialingIngressByIP reads the outcome of a fresh Pylon called

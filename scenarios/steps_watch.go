@@ -135,7 +135,11 @@ func (e *Env) remoteWatchHandedOut(ctx context.Context, region, pod, remote, giv
 			return err
 		}
 		t := probe.GRPCTarget{Addr: net.JoinHostPort(ip, strconv.Itoa(manifests.GRPCPort)), TLS: probe.TLS{Plaintext: true}}
-		r, err := e.Probe.WatchUntil(ctx, t, func(r *stargatepb.WatchStargatesResponse) bool { return len(r.GetWatchStargateUrls()) > 0 })
+		// Given an empty URL there is none to wait for: any answer says the
+		// Stargate started and took it.
+		r, err := e.Probe.WatchUntil(ctx, t, func(r *stargatepb.WatchStargatesResponse) bool {
+			return len(r.GetWatchStargateUrls()) > 0 || (given == "" && len(r.GetStargates()) > 0)
+		})
 		if err != nil {
 			return fmt.Errorf("Stargate %s neither refused nor answered WatchStargates with a watch URL: %w", pod, err)
 		}
@@ -151,6 +155,12 @@ func (e *Env) remoteWatchHandedOut(ctx context.Context, region, pod, remote, giv
 		fmt.Fprintf(&ev, "refused: %v\n", decided)
 		_ = e.noteEvidence("remote-watch.txt", ev.String())
 		return decided
+	}
+	if given == "" {
+		err := accepted(fmt.Errorf("the Stargate started without refusing an empty remote watch URL and hands out watch_stargate_urls %q", resp.GetWatchStargateUrls()))
+		fmt.Fprintf(&ev, "verdict: %v\n", err)
+		_ = e.noteEvidence("remote-watch.txt", ev.String())
+		return err
 	}
 	var handed []string
 	for _, u := range resp.GetWatchStargateUrls() {

@@ -148,7 +148,7 @@ func tlsEmptyBootstrapRefused() Scenario {
 		Covers:   []Requirement{DoD4},
 		Summary:  "Pylon given no bootstrap address refuses to start, rather than fall back to a default or a plaintext one",
 		Requires: Requirements{Workloads: independentOfWorkload},
-		// The variable is left out of the variant's environment.
+		// The variable is set, with no value.
 		Expect: FailClosed(reason.AddressRequired).From(reason.OriginPylon), Control: "tls/pylon-verified",
 	}
 }
