@@ -3,8 +3,11 @@ package local_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 	"github.com/nvcf/conformance/clusters/hostlock"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/internal/binaries"
@@ -255,6 +259,9 @@ func TestCrashPoints(tt *testing.T) {
 			}
 			out, err := h.run(ctx, args...)
 			r.took = time.Since(start)
+			if err != nil {
+				out += "\n" + h.apiServers(e)
+			}
 			require.NoError(t, err, "iteration %d (%s %s after %s): the next %s failed:\n%s", i, kp.cmd, kp.target, delay, r.recovery, out)
 			out, err = h.run(ctx, "down", "--name", e.name)
 			require.NoError(t, err, "iteration %d: down after the recovering %s:\n%s", i, r.recovery, out)
@@ -683,4 +690,33 @@ func (h *crashHarness) killOurs(e *crashEnv) {
 	for _, m := range h.ours(e) {
 		_, _ = proc.KillMarked(context.Background(), m.PID, h.envDir(e), 0)
 	}
+}
+
+// apiServers says, for a failure's message, who answers at each API server
+// address e's kubeconfig names: the certificate presented (unverified) and
+// the host's listeners on that port.
+func (h *crashHarness) apiServers(e *crashEnv) string {
+	var b strings.Builder
+	cfg, err := clientcmd.LoadFromFile(filepath.Join(h.envDir(e), "kubeconfig"))
+	if err != nil {
+		return "kubeconfig: " + err.Error()
+	}
+	for name, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: server %q: %v\n", name, c.Server, err)
+			continue
+		}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", u.Host, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only to name who answers
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %s: %v\n", name, u.Host, err)
+		} else {
+			leaf := conn.ConnectionState().PeerCertificates[0]
+			fmt.Fprintf(&b, "%s: %s presents CN=%q issuer=%q DNS=%v IP=%v\n", name, u.Host, leaf.Subject.CommonName, leaf.Issuer.CommonName, leaf.DNSNames, leaf.IPAddresses)
+			_ = conn.Close()
+		}
+		ss, _ := exec.Command("ss", "-ltnpH", "sport = :"+u.Port()).CombinedOutput()
+		fmt.Fprintf(&b, "  listeners on :%s: %s\n", u.Port(), strings.TrimSpace(string(ss)))
+	}
+	return b.String()
 }
