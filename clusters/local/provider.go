@@ -154,6 +154,13 @@ func (p *provider) reuseOrClear(ctx context.Context, spec clusters.Spec, o clust
 		}
 		alive := agentAlive(st)
 		switch {
+		case alive && st.Stopping:
+			// A `down` (or a run's end) is tearing it down: wait for that,
+			// never reuse clusters that are going.
+			fmt.Fprintf(o.Progress, "waiting for environment %q to finish stopping (agent pid %d)…\n", name, st.AgentPID)
+			if err := p.stop(ctx, name, st, o.Logger); err != nil {
+				return nil, false, err
+			}
 		case !alive || !st.Ready:
 			fmt.Fprintf(o.Progress, "cleaning up environment %q left by a stopped or failed agent (pid %d)…\n", name, st.AgentPID)
 			if err := p.stop(ctx, name, st, o.Logger); err != nil {
@@ -284,6 +291,10 @@ func (p *provider) running(name string) (*state.State, error) {
 	if !agentAlive(st) {
 		return nil, fmt.Errorf("%w: %q: its agent (pid %d) is gone; the next `harness up` or `harness down` cleans up; logs in %s",
 			clusters.ErrNotFound, name, st.AgentPID, agent.LogDir(p.dir(name)))
+	}
+	if st.Stopping {
+		return nil, fmt.Errorf("%w: %q is being torn down (agent pid %d); the next `harness up` waits for it and starts afresh",
+			clusters.ErrNotFound, name, st.AgentPID)
 	}
 	return st, nil
 }

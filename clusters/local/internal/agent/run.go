@@ -114,6 +114,18 @@ func Run(ctx context.Context, dir string, hooks Hooks, log *slog.Logger) (err er
 	return a.teardown()
 }
 
+// recordStopping records, before a teardown, that the environment is
+// going, so that an `up` arriving meanwhile waits for it instead of reusing
+// clusters that are being torn down.
+func (a *agent) recordStopping() {
+	a.mu.Lock()
+	a.st.Stopping = true
+	a.mu.Unlock()
+	if err := a.save(); err != nil {
+		a.log.Warn("record that the environment is stopping", "err", err)
+	}
+}
+
 // firstLine is err's message without a panic's stack (which stays in the
 // agent's log), for the launcher's one-line error.
 func firstLine(err error) string {
@@ -197,6 +209,7 @@ func (a *agent) replaceProcess(old int, np *proc.Process) error {
 // the external DNS, and whatever else of this environment is left.
 func (a *agent) teardown() error {
 	a.stopping.Store(true)
+	a.recordStopping()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	errs := make([]error, len(a.clusters), len(a.clusters)+3)

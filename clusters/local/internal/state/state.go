@@ -34,7 +34,10 @@ type State struct {
 	// DNS is the external DNS server's address.
 	DNS string `json:"dns"`
 	// Ready is set once every cluster serves and every node is Ready.
-	Ready     bool      `json:"ready"`
+	Ready bool `json:"ready"`
+	// Stopping is set when the agent starts tearing down: from then on
+	// the environment is going, and nothing may reuse it.
+	Stopping  bool      `json:"stopping,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 	ReadyAt   time.Time `json:"readyAt,omitzero"`
 }
