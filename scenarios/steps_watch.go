@@ -97,7 +97,8 @@ func loneStargateWatchingRemoteAs(variant string, bad func(e *Env, remote, u str
 			if byMetrics(e.Config) {
 				return e.remoteWatchHandedOut(ctx, e.Bootstrap(), pod, remote, u)
 			}
-			return e.StargateOutcome(ctx, e.Bootstrap(), pod, e.Topology.GRPCHost(remote))
+			// The Stargate names each remote by the host it was given.
+			return e.StargateOutcome(ctx, e.Bootstrap(), pod, hostOf(u))
 		})
 	}
 }
