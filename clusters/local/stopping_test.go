@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,8 +24,9 @@ func TestAStoppingEnvironmentIsGone(t *testing.T) {
 	dir := filepath.Join(root, "env")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	agent := exec.Command("sh", "-c", "sleep 600", dir)
+	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its sleep goes with it
 	require.NoError(t, agent.Start())
-	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); _ = agent.Wait() })
 	st := &state.State{Spec: clusters.Spec{Name: "env"}, AgentPID: agent.Process.Pid, Marker: dir, Ready: true}
 	require.NoError(t, st.Save(dir))
 	require.NoError(t, p.(clusters.Prober).Probe(context.Background(), "env"), "running, not stopping")
