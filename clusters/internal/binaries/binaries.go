@@ -65,7 +65,8 @@ type Options struct {
 	// Progress receives one line per step and a heartbeat while a build
 	// runs (nil: discarded).
 	Progress io.Writer
-	// Heartbeat is the interval of "still building" lines (default 30 s).
+	// Heartbeat is the interval of "still building" lines (default 20 s, as
+	// hack/heartbeat.sh: no phase of a cold make e2e is silent for 30 s).
 	Heartbeat time.Duration
 	// Log receives structured logs (nil: discarded).
 	Log *slog.Logger
@@ -102,7 +103,7 @@ func (o *Options) defaults() {
 		o.Progress = io.Discard
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 30 * time.Second
+		o.Heartbeat = 20 * time.Second
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
