@@ -145,15 +145,7 @@ func loneStargateAdvertising(variant string, bad func(string) string) Try {
 		if s == Faulty {
 			given = bad(given)
 		}
-		edit := func(args []string) []string {
-			var out []string
-			for _, a := range args {
-				if !strings.HasPrefix(a, dialAddrFlag) {
-					out = append(out, a)
-				}
-			}
-			return append(out, dialAddrFlag+given)
-		}
+		edit := func(args []string) []string { return withFlag(args, dialAddrFlag, given) }
 		return e.WithStargateArgs(ctx, region, variant, edit, func(ctx context.Context, pod string) error {
 			return e.dialAddrAdvertised(ctx, region, pod, given)
 		})

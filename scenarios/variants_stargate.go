@@ -29,17 +29,18 @@ const remoteURLFlag = "--remote-stargate-url="
 // start or delete the pod is a step's failure (the case is an Error).
 func (e *Env) WithStargate(ctx context.Context, region, variant string, remoteURLs []string, fn func(ctx context.Context, pod string) error) error {
 	return e.WithStargateArgs(ctx, region, variant, func(args []string) []string {
-		var out []string
-		for _, a := range args {
-			if !strings.HasPrefix(a, remoteURLFlag) {
-				out = append(out, a)
-			}
-		}
-		for _, u := range remoteURLs {
-			out = append(out, remoteURLFlag+u)
-		}
-		return out
+		return withFlag(args, remoteURLFlag, remoteURLs...)
 	}, fn)
+}
+
+// withFlag is args with every "--name=" argument (flag, with its "=")
+// replaced by one per value, appended.
+func withFlag(args []string, flag string, values ...string) []string {
+	out := slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, flag) })
+	for _, v := range values {
+		out = append(out, flag+v)
+	}
+	return out
 }
 
 // WithStargateArgs is WithStargate with the template's arguments edited
