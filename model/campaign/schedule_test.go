@@ -240,6 +240,8 @@ func TestReadWriteRoundTrip(t *testing.T) {
 	back, err = Read(path)
 	require.NoError(t, err)
 	require.Empty(t, back.Faults)
+
+	require.ErrorContains(t, s.Write(filepath.Join(t.TempDir(), "no", "schedule.json")), "write schedule: ")
 }
 
 func TestReadRefuses(t *testing.T) {
