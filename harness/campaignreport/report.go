@@ -1,7 +1,8 @@
 // Package campaignreport renders what a fault campaign found
 // (campaign.Result) as the reports of its artifacts folder: the result and
 // its replayable schedule as JSON, JUnit with one testcase per invariant,
-// a markdown summary, and the console lines printed when the campaign ends (Text).
+// a self-contained HTML page with the campaign's timeline, a markdown
+// summary, and the console lines printed when the campaign ends (Text).
 // The engine and the CLI fill the Result; this package only reads it.
 package campaignreport
 
@@ -32,6 +33,7 @@ const (
 	ShrunkScheduleFile = "schedule-shrunk.json"
 	// JUnitFile has the matrix run's name, so CI picks either up alike.
 	JUnitFile   = reports.JUnitFile
+	HTMLFile    = "campaign.html"
 	SummaryFile = "summary.md"
 )
 
@@ -70,7 +72,7 @@ type Trial struct {
 
 // Write writes every report of r into dir (created if missing), each file
 // atomically so a reader never sees half of one: campaign.json,
-// schedule.json, junit.xml, summary.md and, when o.Shrunk is
+// schedule.json, junit.xml, campaign.html, summary.md and, when o.Shrunk is
 // set, schedule-shrunk.json. Without o.Shrunk an older
 // schedule-shrunk.json is removed, so a folder written again never offers
 // a stale minimal schedule.
@@ -86,6 +88,7 @@ func Write(dir string, r campaign.Result, o Options) error {
 		{ResultFile, func() ([]byte, error) { return indent(r) }},
 		{ScheduleFile, func() ([]byte, error) { return indent(r.Schedule) }},
 		{JUnitFile, func() ([]byte, error) { return junit(r, o) }},
+		{HTMLFile, func() ([]byte, error) { return page(r, o) }},
 		{SummaryFile, func() ([]byte, error) { return []byte(markdown(r, o)), nil }},
 	}
 	if o.Shrunk != nil {

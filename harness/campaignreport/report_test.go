@@ -174,7 +174,7 @@ func TestWrite(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	require.ElementsMatch(t, []string{"campaign.json", "schedule.json", "schedule-shrunk.json", "junit.xml", "summary.md"}, names, "no temporary file left")
+	require.ElementsMatch(t, []string{"campaign.json", "schedule.json", "schedule-shrunk.json", "junit.xml", "campaign.html", "summary.md"}, names, "no temporary file left")
 
 	// Written again without a shrunk schedule, the folder offers none.
 	require.NoError(t, Write(dir, r, Options{Replay: o.Replay}))
