@@ -7,7 +7,7 @@ TOPOLOGY ?= topologies/default.yaml
 TOOLS := $(CURDIR)/_tools
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build binaries node-tools kind-node-image ready test fuzz e2e e2e-kind e2e-existing bench gate selftest crashtest generate lint deps clean
+.PHONY: campaign all build binaries node-tools kind-node-image ready test fuzz e2e e2e-kind e2e-existing bench gate selftest crashtest generate lint deps clean
 
 all: build
 
@@ -127,6 +127,14 @@ SELFTEST_ARGS ?=
 selftest: ready
 	@mkdir -p $(ARTIFACTS)
 	./bin/harness selftest --artifacts $(ARTIFACTS)/selftest $(SELFTEST_ARGS)
+
+## campaign: a fault campaign (harness campaign) on the embedded default: a seeded random schedule of faults
+## while the invariants I1-I4 are checked; reports in $(ARTIFACTS)/campaign (campaign.html, junit.xml,
+## summary.md, schedule.json). CAMPAIGN_ARGS overrides the CI-sized default (seed 7, 2 minutes).
+CAMPAIGN_ARGS ?= --seed 7 --duration 2m --settle 45s
+campaign: ready
+	@mkdir -p $(ARTIFACTS)
+	./bin/harness campaign --artifacts $(ARTIFACTS)/campaign $(CAMPAIGN_ARGS)
 
 ## crashtest: kill up, run (deploy, fault), fault inject and down with SIGKILL at random points, 60 times, each of the 15 kill points four times (root); the report (every iteration, per kill point the next command's min/median/max time) goes to $(ARTIFACTS)/crashtest.txt. NVCF_CRASHTEST_OFFSET and NVCF_CRASHTEST_POINTS run it in chunks.
 crashtest: deps binaries

@@ -44,6 +44,16 @@ func (h *Handle) Err() error {
 	}
 }
 
+// Effect is what the fault did ("dropped 212 packets"), once Done.
+func (h *Handle) Effect() string {
+	select {
+	case <-h.done:
+		return h.env.result()
+	default:
+		return ""
+	}
+}
+
 // Stop undoes the fault now (once; later calls wait for the first and
 // return its error). The undo runs even if ctx has ended, bounded by 30 s.
 func (h *Handle) Stop(ctx context.Context) error {

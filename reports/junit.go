@@ -31,32 +31,38 @@ const (
 	PropQuarantine  = "quarantined"
 )
 
-type junitProperty struct {
+// The JUnit XML shapes, shared with the campaign's report.
+
+// JUnitProperty is a <property>.
+type JUnitProperty struct {
 	Name  string `xml:"name,attr"`
 	Value string `xml:"value,attr"`
 }
 
-type junitProblem struct {
+// JUnitProblem is a <failure>, <error> or <skipped>.
+type JUnitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
 }
 
-type junitCase struct {
+// JUnitCase is a <testcase>.
+type JUnitCase struct {
 	Name       string          `xml:"name,attr"`
 	Classname  string          `xml:"classname,attr"`
 	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Failure    *junitProblem   `xml:"failure,omitempty"`
-	Error      *junitProblem   `xml:"error,omitempty"`
-	Skipped    *junitProblem   `xml:"skipped,omitempty"`
+	Properties []JUnitProperty `xml:"properties>property,omitempty"`
+	Failure    *JUnitProblem   `xml:"failure,omitempty"`
+	Error      *JUnitProblem   `xml:"error,omitempty"`
+	Skipped    *JUnitProblem   `xml:"skipped,omitempty"`
 	// FlakyFailures are the failed attempts of a case that passed on a
 	// rerun (the convention of Maven's surefire reports).
-	FlakyFailures []junitProblem `xml:"flakyFailure,omitempty"`
+	FlakyFailures []JUnitProblem `xml:"flakyFailure,omitempty"`
 	SystemOut     string         `xml:"system-out,omitempty"`
 }
 
-type junitSuite struct {
+// JUnitSuite is a <testsuite>.
+type JUnitSuite struct {
 	Name       string          `xml:"name,attr"`
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
@@ -64,11 +70,12 @@ type junitSuite struct {
 	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
+	Properties []JUnitProperty `xml:"properties>property"`
+	Cases      []JUnitCase     `xml:"testcase"`
 }
 
-type junitSuites struct {
+// JUnitSuites is the <testsuites> document.
+type JUnitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
@@ -76,7 +83,7 @@ type junitSuites struct {
 	Errors   int          `xml:"errors,attr"`
 	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	Suites   []JUnitSuite `xml:"testsuite"`
 }
 
 // SuiteName names the run's testsuite in JUnit.
@@ -93,13 +100,13 @@ const SuiteName = "nvcf-conformance"
 func (r Run) JUnit() ([]byte, error) {
 	s := r.Summary()
 	var total time.Duration
-	suite := junitSuite{Name: SuiteName, Properties: r.runProperties(s)}
+	suite := JUnitSuite{Name: SuiteName, Properties: r.runProperties(s)}
 	if !r.Meta.Start.IsZero() {
 		suite.Timestamp = r.Meta.Start.UTC().Format(time.RFC3339)
 	}
 	for _, c := range r.Cases {
 		total += c.Duration
-		jc := r.junitCase(c)
+		jc := r.JUnitCase(c)
 		switch {
 		case jc.Failure != nil:
 			suite.Failures++
@@ -116,8 +123,8 @@ func (r Run) JUnit() ([]byte, error) {
 		wall = total
 	}
 	suite.Time = seconds(total)
-	doc := junitSuites{Name: SuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
-		Skipped: suite.Skipped, Time: seconds(wall), Suites: []junitSuite{suite}}
+	doc := JUnitSuites{Name: SuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Skipped: suite.Skipped, Time: seconds(wall), Suites: []JUnitSuite{suite}}
 	out, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("render JUnit: %w", err)
@@ -125,12 +132,12 @@ func (r Run) JUnit() ([]byte, error) {
 	return append([]byte(xml.Header), append(out, '\n')...), nil
 }
 
-func (r Run) runProperties(s Summary) []junitProperty {
+func (r Run) runProperties(s Summary) []JUnitProperty {
 	m := r.Meta
-	var ps []junitProperty
+	var ps []JUnitProperty
 	add := func(name, value string) {
 		if value != "" {
-			ps = append(ps, junitProperty{name, value})
+			ps = append(ps, JUnitProperty{name, value})
 		}
 	}
 	add("commit", m.Commit)
@@ -172,11 +179,11 @@ func (r Run) runProperties(s Summary) []junitProperty {
 	return ps
 }
 
-func (r Run) junitCase(c CaseResult) junitCase {
-	jc := junitCase{Name: c.Name, Classname: c.Layer, Time: seconds(c.Duration)}
+func (r Run) JUnitCase(c CaseResult) JUnitCase {
+	jc := JUnitCase{Name: c.Name, Classname: c.Layer, Time: seconds(c.Duration)}
 	add := func(name, value string) {
 		if value != "" {
-			jc.Properties = append(jc.Properties, junitProperty{name, value})
+			jc.Properties = append(jc.Properties, JUnitProperty{name, value})
 		}
 	}
 	add(PropLayer, c.Layer)
@@ -200,7 +207,7 @@ func (r Run) junitCase(c CaseResult) junitCase {
 	if q, ok := r.Gate.quarantineOf(c.Name); ok {
 		add(PropQuarantine, q.String())
 	}
-	problem := &junitProblem{Message: firstLine(c.Message), Type: c.Observed, Text: c.Message}
+	problem := &JUnitProblem{Message: firstLine(c.Message), Type: c.Observed, Text: c.Message}
 	switch c.Outcome {
 	case Fail:
 		jc.Failure = problem
@@ -210,10 +217,10 @@ func (r Run) junitCase(c CaseResult) junitCase {
 		}
 		jc.Error = problem
 	case Skip:
-		jc.Skipped = &junitProblem{Message: firstLine(c.Message)}
+		jc.Skipped = &JUnitProblem{Message: firstLine(c.Message)}
 	case Flaky:
 		for _, a := range c.Earlier {
-			jc.FlakyFailures = append(jc.FlakyFailures, junitProblem{
+			jc.FlakyFailures = append(jc.FlakyFailures, JUnitProblem{
 				Message: fmt.Sprintf("attempt %d: %s", a.Attempt, firstLine(a.Message)), Type: a.Observed, Text: a.Message})
 		}
 	}

@@ -23,6 +23,9 @@ var (
 	testenv  env.Environment
 	world    *World
 	setupErr error
+	// suiteCtx ends on Ctrl-C (or when the owner dies): TestCampaign's
+	// context, which e2e-framework's features do not hand out.
+	suiteCtx = context.Background()
 )
 
 func TestMain(m *testing.M) {
@@ -35,6 +38,7 @@ func TestMain(m *testing.M) {
 	// waits end and injected faults are undone before the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	suiteCtx = ctx
 	var err error
 	if testenv, err = env.NewWithContext(ctx, envconf.New()); err != nil {
 		panic(err)
@@ -81,6 +85,29 @@ func TestScenarios(t *testing.T) {
 	// The runner shows these lines live (reports.ProgressMarker).
 	world.Progress = reports.NewProgress(os.Stdout, reports.ProgressMarker, world.Tests(cases))
 	runCells(t, testenv, world, cases)
+}
+
+// TestCampaign runs the fault campaign of the run config (`harness
+// campaign`): its result file carries the verdicts; the test fails on a
+// violation or an engine failure, so the suite's exit says it too.
+func TestCampaign(t *testing.T) {
+	if setupErr != nil {
+		t.Fatalf("connect to the environment: %v", setupErr)
+	}
+	if world == nil || world.Config.Campaign == nil {
+		t.Skip("no campaign in the run config: `harness campaign` runs one")
+	}
+	cc := *world.Config.Campaign
+	res := RunCampaign(suiteCtx, world, cc)
+	if err := WriteCampaignResult(cc.Result, res); err != nil {
+		t.Fatalf("write the campaign's result: %v", err)
+	}
+	if res.Error != "" {
+		t.Fatalf("campaign (no verdict): %s", res.Error)
+	}
+	for _, v := range res.Violations {
+		t.Errorf("%s violated at t+%s: %s", v.Invariant, v.At, v.What)
+	}
 }
 
 // runCells runs cases cell by cell through te, each cell as

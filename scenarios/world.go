@@ -91,12 +91,13 @@ func Connect(cfg *catalog.RunConfig) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run config: %w", err)
 	}
-	if len(cases) == 0 {
+	if len(cases) == 0 && cfg.Campaign == nil {
 		return nil, fmt.Errorf("run config: no cases to run")
 	}
 	if err := stepsOf(tries, cases); err != nil {
 		return nil, fmt.Errorf("run config: %w", err)
 	}
+	first := cfg.Campaign.CellOr(cases)
 	topo := cfg.Topology
 	m, err := pki.Load(cfg.PKIDir)
 	if err != nil {
@@ -131,7 +132,7 @@ func Connect(cfg *catalog.RunConfig) (*World, error) {
 		Contexts:   contexts,
 		Topology:   topo,
 		PKI:        m,
-		Cell:       cases[0].Cell,
+		Cell:       first,
 		Images:     cfg.Images,
 		Flavor:     cfg.Flavor,
 		Build:      &w.Build,

@@ -42,6 +42,7 @@ func commands() []command {
 		{"report", "diff two runs' reports, or render one again", runReport},
 		{"list", "print the scenario catalogue without running it", runList},
 		{"selftest", "re-create each registered defect of the reference components and prove its scenarios catch it", runSelftest},
+		{"campaign", "run a seeded random schedule of faults while checking the invariants (convergence, fail-closed, invocations, no leaks); shrink a violating schedule", runCampaign},
 		{"fault", "inject, list or clean up faults on clusters that are up", runFault},
 		{"kind", "node-image: build the kind provider's node image offline, once, into the cache", runKind},
 		{"docker", "run a command beside a Docker daemon: start one if none answers, stop it and restore the host after", runDocker},

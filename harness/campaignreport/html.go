@@ -78,7 +78,7 @@ type shrunkView struct {
 
 type trialView struct {
 	N int
-	Trial
+	campaign.Trial
 }
 
 func newPageView(r campaign.Result, o Options) pageView {

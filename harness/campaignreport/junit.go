@@ -8,56 +8,11 @@ import (
 	"time"
 
 	"github.com/nvcf/conformance/model/campaign"
+	"github.com/nvcf/conformance/reports"
 )
 
 // SuiteName names the campaign's testsuite, and each testcase's class.
 const SuiteName = "campaign"
-
-// The JUnit shapes of the matrix run's report (package reports), trimmed to
-// what a campaign fills.
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Failure    *junitProblem   `xml:"failure,omitempty"`
-	Error      *junitProblem   `xml:"error,omitempty"`
-	SystemOut  string          `xml:"system-out,omitempty"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
 
 // junit renders the campaign as one testsuite with one testcase per
 // invariant: a <failure> when it was violated (every violation in the
@@ -67,20 +22,20 @@ type junitSuites struct {
 // campaign's checked time, and the suite's is that too, not their sum.
 func junit(r campaign.Result, o Options) ([]byte, error) {
 	took := seconds(r.Ended.D())
-	suite := junitSuite{Name: SuiteName, Time: took, Properties: suiteProperties(r, o)}
+	suite := reports.JUnitSuite{Name: SuiteName, Time: took, Properties: suiteProperties(r, o)}
 	if !r.Started.IsZero() {
 		suite.Timestamp = r.Started.UTC().Format(time.RFC3339)
 	}
 	for _, inv := range campaign.Invariants {
-		jc := junitCase{Name: string(inv), Classname: SuiteName, Time: took,
-			Properties: []junitProperty{{"checks", strconv.Itoa(r.Checks[inv])}}}
+		jc := reports.JUnitCase{Name: string(inv), Classname: SuiteName, Time: took,
+			Properties: []reports.JUnitProperty{{Name: "checks", Value: strconv.Itoa(r.Checks[inv])}}}
 		s := statusOf(r, inv)
 		switch s.Class {
 		case "fail":
-			jc.Failure = &junitProblem{Message: firstLine(s.First.What), Type: "violated", Text: violationsText(r, inv)}
+			jc.Failure = &reports.JUnitProblem{Message: firstLine(s.First.What), Type: "violated", Text: violationsText(r, inv)}
 			suite.Failures++
 		case "error":
-			jc.Error = &junitProblem{Message: s.Detail, Type: "no-verdict", Text: r.Error}
+			jc.Error = &reports.JUnitProblem{Message: s.Detail, Type: "no-verdict", Text: r.Error}
 			suite.Errors++
 		}
 		if s.Class != "pass" {
@@ -89,8 +44,8 @@ func junit(r campaign.Result, o Options) ([]byte, error) {
 		suite.Cases = append(suite.Cases, jc)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: SuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
-		Time: took, Suites: []junitSuite{suite}}
+	doc := reports.JUnitSuites{Name: SuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Time: took, Suites: []reports.JUnitSuite{suite}}
 	out, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
@@ -98,12 +53,12 @@ func junit(r campaign.Result, o Options) ([]byte, error) {
 	return append([]byte(xml.Header), append(out, '\n')...), nil
 }
 
-func suiteProperties(r campaign.Result, o Options) []junitProperty {
+func suiteProperties(r campaign.Result, o Options) []reports.JUnitProperty {
 	s := r.Schedule
-	var ps []junitProperty
+	var ps []reports.JUnitProperty
 	add := func(name, value string) {
 		if value != "" {
-			ps = append(ps, junitProperty{name, value})
+			ps = append(ps, reports.JUnitProperty{Name: name, Value: value})
 		}
 	}
 	add("seed", strconv.FormatInt(s.Seed, 10))

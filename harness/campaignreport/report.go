@@ -53,20 +53,11 @@ type Options struct {
 type Shrunk struct {
 	Invariant campaign.Invariant `json:"invariant"`
 	Schedule  campaign.Schedule  `json:"schedule"`
-	Trials    []Trial            `json:"trials"`
+	Trials    []campaign.Trial   `json:"trials"`
 	// Replay is the command that runs the minimal schedule.
 	Replay string `json:"replay,omitempty"`
-}
-
-// Trial is one run of a candidate schedule while shrinking. Its fields
-// match the model's trial field for field, so one converts to the other
-// with a plain conversion (Trial(t)).
-type Trial struct {
-	// Faults are the ids of the faults the candidate kept.
-	Faults []int `json:"faults"`
-	// Violated says the candidate still violated the invariant.
-	Violated bool `json:"violated"`
-	// Err is an engine failure: the trial proved nothing either way.
+	// Err is why the search stopped early (its trial budget, Ctrl-C): the
+	// schedule still violates, but may not be minimal.
 	Err string `json:"err,omitempty"`
 }
 

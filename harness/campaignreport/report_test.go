@@ -70,7 +70,7 @@ func options() Options {
 		Shrunk: &Shrunk{Invariant: campaign.NoLeaks,
 			Schedule: campaign.Schedule{Version: campaign.Version, Seed: 42, Topology: "three-regions", Duration: sec(120), Settle: sec(60),
 				Faults: []campaign.Fault{{ID: 4, Kind: campaign.PylonLeave, Target: "workers", Start: sec(60), Duration: sec(30)}}},
-			Trials: []Trial{{Faults: []int{1, 2, 3}, Violated: false}, {Faults: []int{4, 5}, Violated: true},
+			Trials: []campaign.Trial{{Faults: []int{1, 2, 3}, Violated: false}, {Faults: []int{4, 5}, Violated: true},
 				{Faults: []int{5}, Err: "could not deploy"}, {Faults: []int{4}, Violated: true}},
 			Replay: "bin/harness campaign --schedule _artifacts/campaign/schedule-shrunk.json"}}
 }

@@ -106,6 +106,9 @@ func markdown(r campaign.Result, o Options) string {
 		fmt.Fprintf(&b, "%d of %d faults still violate %s (%d trials; `%s`):\n\n",
 			len(sh.Schedule.Faults), len(r.Schedule.Faults), sh.Invariant, len(sh.Trials), ShrunkScheduleFile)
 		writeFaults(&b, sh.Schedule.Faults, nil)
+		if sh.Err != "" {
+			fmt.Fprintf(&b, "\nThe search stopped early (%s): the schedule violates, but may not be minimal.\n", sh.Err)
+		}
 		if sh.Replay != "" {
 			fmt.Fprintf(&b, "\n```\n%s\n```\n", sh.Replay)
 		}

@@ -72,10 +72,16 @@ func checkBundle(dir string) error {
 // its variables, so that a suite whose run was killed is stopped by the
 // environment's down instead of outliving it.
 func runSuite(ctx context.Context, binDir, workDir, cfgPath, junit string, procEnv []string, out io.Writer) error {
+	return runSuiteTest(ctx, binDir, workDir, cfgPath, junit, "TestScenarios", procEnv, out)
+}
+
+// runSuiteTest is runSuite for one named test of the suite (TestScenarios,
+// TestCampaign).
+func runSuiteTest(ctx context.Context, binDir, workDir, cfgPath, junit, test string, procEnv []string, out io.Writer) error {
 	bin := func(name string) string { return filepath.Join(binDir, name) }
 	args := []string{"--format", "standard-verbose", "--junitfile", junit, "--raw-command", "--",
 		bin(test2jsonBinary), "-t", "-p", suitePackage, bin(SuiteBinary), "-test.v=test2json",
-		"-test.count=1", "-test.timeout=" + suiteTimeout, "-test.run=^TestScenarios$", "-harness.run=" + cfgPath}
+		"-test.count=1", "-test.timeout=" + suiteTimeout, "-test.run=^" + test + "$", "-harness.run=" + cfgPath}
 	cmd := exec.CommandContext(ctx, bin(gotestsumBinary), args...)
 	cmd.Dir = workDir
 	cmd.Stdout, cmd.Stderr = out, out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/deploy/manifests"
+	"github.com/nvcf/conformance/model/matrix"
 	"github.com/nvcf/conformance/model/topology"
 )
 
@@ -78,10 +79,42 @@ type RunConfig struct {
 	// Parallel is how many isolated cases of a cell run at the same time
 	// (World.CellRun); 0 or 1 runs every case one after another.
 	Parallel int `json:"parallel,omitempty"`
+	// Campaign, when set, makes the suite run a fault campaign
+	// (TestCampaign) on one cell instead of cases; Cases may then be empty.
+	Campaign *CampaignConfig `json:"campaign,omitempty"`
 	// OwnerPID is the `harness run` that started the suite (0: none, a run
 	// by hand). When it exits, killed with SIGKILL say, the suite stops as
 	// on Ctrl-C (see WatchOwner).
 	OwnerPID int `json:"ownerPID,omitempty"`
+}
+
+// CampaignConfig is what `harness campaign` asks of the suite.
+type CampaignConfig struct {
+	// Cell is deployed once; the campaign's Pylons are variants of its Pylon.
+	Cell matrix.Cell `json:"cell"`
+	// Schedule is the path of the schedule file (model/campaign), Result
+	// the path the suite writes its campaign.Result to.
+	Schedule string `json:"schedule"`
+	Result   string `json:"result"`
+	// Pylons is how many good campaign Pylons run (each must converge),
+	// BadPylons how many trust the wrong root (none may ever register).
+	Pylons    int `json:"pylons"`
+	BadPylons int `json:"badPylons"`
+	// Scale measures the cold registration of the Pylons and their
+	// re-convergence after a rollout of every region's Stargates.
+	Scale bool `json:"scale,omitempty"`
+}
+
+// CellOr is the cell the suite deploys first: the campaign's, else the
+// first case's.
+func (c *CampaignConfig) CellOr(cases []Case) matrix.Cell {
+	if c != nil || len(cases) == 0 {
+		if c == nil {
+			return matrix.Cell{}
+		}
+		return c.Cell
+	}
+	return cases[0].Cell
 }
 
 // WriteRunConfig writes c to dir/run.json and returns the path.
