@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/fixtures/defects"
 	"github.com/nvcf/conformance/harness/campaignrun"
@@ -80,6 +81,10 @@ func runCampaign(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if o.Seed == 0 {
 			o.Seed = 1
 		}
+	}
+	if mf.provider.name == providerEmbedded {
+		env := o.Run.Topology.Name
+		o.Memory = func() ([]local.ProcessMemory, error) { return local.Memory(local.Options{}, env) }
 	}
 	o.Replay = campaignReplay(o, mf, *defect)
 	o.Stdout = stdout

@@ -58,7 +58,7 @@ func (p Pylon) envVars(f Flavor, profile, cluster string) []envVar {
 		env["INSTANCE_ID"] = p.InferenceServerID
 		env["PYLON_PROFILE"] = profile
 		env["PYLON_CLUSTER_ID"] = cluster
-		env[roleEnv] = PylonName
+		env[RoleEnv] = PylonName
 	}
 	// In the nvcf flavor the merged bundle is the mounted system store,
 	// so no variable points the process at it.

@@ -38,7 +38,7 @@ var templates = template.Must(template.New("manifests").Funcs(template.FuncMap{
 	"pylonEnv":              func(v Values, p Pylon) []envVar { return p.envVars(v.Flavor, v.Profile, v.Cluster) },
 	"systemStoreDir":        func() string { return systemStoreDir },
 	"workerTokenDir":        func() string { return workerTokenDir },
-	"roleEnv":               func() string { return roleEnv },
+	"roleEnv":               func() string { return RoleEnv },
 	"bundleKey":             func() string { return BundleKey },
 	"registrationHeartbeat": func() string { return registrationHeartbeat },
 	"dnsInterval":           func() string { return dnsInterval },

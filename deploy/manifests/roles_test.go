@@ -41,7 +41,7 @@ func parseRole(c corev1.Container, podName string) error {
 	}
 	role, args := c.Args[0], c.Args[1:]
 	if strings.HasPrefix(role, "-") { // the nvcf flavor: the role from the environment
-		role, args = env[roleEnv], c.Args
+		role, args = env[RoleEnv], c.Args
 	}
 	args = expandVars(args, env)
 	var err error
@@ -94,7 +94,7 @@ func roleOf(c corev1.Container) string {
 		return c.Args[0]
 	}
 	for _, e := range c.Env {
-		if e.Name == roleEnv {
+		if e.Name == RoleEnv {
 			return e.Value
 		}
 	}

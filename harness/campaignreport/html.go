@@ -22,6 +22,7 @@ var pageTmpl = template.Must(template.New("campaign").Funcs(template.FuncMap{
 	"add":  func(a, b float64) float64 { return a + b },
 	"ids":  ids,
 	"join": strings.Join,
+	"mib":  func(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) },
 }).Parse(pageTemplate))
 
 // page renders campaign.html: one file, no script, nothing fetched, so it

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nvcf/conformance/clusters/local"
 	"github.com/nvcf/conformance/deploy/manifests"
 	"github.com/nvcf/conformance/harness/campaignreport"
 	harnessrun "github.com/nvcf/conformance/harness/run"
@@ -52,6 +53,10 @@ type Options struct {
 	MaxTrials int
 	// Defect switches a registered defect on (self-validation).
 	Defect manifests.Defect
+	// Memory lists the environment's processes with their resident memory
+	// (local.Memory, on the embedded provider); with Scale, the pods'
+	// peak memory by role is sampled while the campaign runs. Nil: none.
+	Memory func() ([]local.ProcessMemory, error)
 	// Replay is the command line that replays a schedule file with the same
 	// clusters, cell and Pylons; the file's path is appended.
 	Replay string
@@ -182,11 +187,25 @@ func (o Options) once(ctx context.Context, sess *harnessrun.Session, s campaign.
 	_ = os.Remove(result)
 	cfg.Campaign = &catalog.CampaignConfig{Cell: o.Cell, Schedule: path, Result: result,
 		Pylons: o.Pylons, BadPylons: o.BadPylons, Scale: o.Scale}
+	var peaks func() []campaign.RoleMemory
+	mctx, stop := context.WithCancel(ctx)
+	if o.Scale && o.Memory != nil {
+		peaks = peakMemory(mctx, o.Memory)
+	}
 	testErr := sess.RunTest(ctx, cfg, "TestCampaign")
-	res, err := readResult(result)
+	stop()
+	return o.result(ctx, result, dir, testErr, peaks)
+}
+
+// result reads what the suite wrote, with the pods' peak memory added.
+func (o Options) result(ctx context.Context, path, dir string, testErr error, peaks func() []campaign.RoleMemory) (campaign.Result, error) {
+	res, err := readResult(path)
 	if err != nil {
 		// The suite wrote no result: it crashed or was cut before the end.
 		return res, errors.Join(fmt.Errorf("the campaign suite left no result (see %s)", filepath.Join(dir, catalog.SuiteLog)), testErr, ctx.Err())
+	}
+	if peaks != nil && res.Scale != nil {
+		res.Scale.Memory = peaks()
 	}
 	return res, nil
 }

@@ -269,8 +269,23 @@ type Scale struct {
 	RegistersPerSecond float64 `json:"registersPerSecond"`
 	// Refusals counts typed refusals the Pylons reported during the cold start.
 	Refusals int `json:"refusals"`
+	// Memory is the peak resident memory of each role's pods while the
+	// campaign ran (sampled on the host, where the provider runs pods as
+	// processes; empty elsewhere).
+	Memory []RoleMemory `json:"memory,omitempty"`
 	// Notes say what saturated first, as measured.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// RoleMemory is one role's peak memory.
+type RoleMemory struct {
+	Role string `json:"role"`
+	// Processes is how many of its processes ran at the peak.
+	Processes int `json:"processes"`
+	// PeakTotal is the largest sum of their RSS at one sample, PeakProcess
+	// the largest RSS of one process, in bytes.
+	PeakTotal   int64 `json:"peakTotal"`
+	PeakProcess int64 `json:"peakProcess"`
 }
 
 // Result is what one run of a schedule found.

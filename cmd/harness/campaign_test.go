@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Bad campaign input is refused before anything starts, with an error
+// that names the flag and what would fix it.
+func TestCampaignRefusesBadInput(t *testing.T) {
+	for args, want := range map[string]string{
+		"--run tls/":                   "a campaign runs none",
+		"--pylons 0":                   "--pylons 0: want 1 or more",
+		"--bad-pylons -1":              "--bad-pylons -1",
+		"--duration 2s":                "--duration 2s: want at least 10s",
+		"--settle 1s":                  "--settle 1s: want at least 5s",
+		"--kinds partition,earthquake": `unknown fault kind "earthquake"`,
+		"--defect no-such-defect":      `--defect "no-such-defect" is not a registered defect`,
+		"extra":                        "unexpected arguments",
+	} {
+		var out, errb bytes.Buffer
+		err := runCampaign(context.Background(), splitArgs(args), &out, &errb)
+		require.ErrorContains(t, err, want, args)
+	}
+}
+
+func splitArgs(s string) []string {
+	var out []string
+	for _, f := range bytes.Fields([]byte(s)) {
+		out = append(out, string(f))
+	}
+	return out
+}
