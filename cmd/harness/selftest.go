@@ -52,6 +52,9 @@ func runSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(o.Defects) == 0 {
 		return errors.New("selftest: --defect and --epic select no defect")
 	}
+	if err := harnessrun.ErrOnlyCampaign(o.Defects); err != nil {
+		return fmt.Errorf("selftest: --defect: %w", err)
+	}
 	if *rejudge != "" {
 		m, err := harnessrun.Rejudge(*rejudge, o.Defects)
 		if err != nil {
@@ -88,14 +91,20 @@ func runSelftest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // listDefects prints the registry: name, role, epic item, what it
-// re-creates and the scenarios that should catch it.
+// re-creates and the scenarios that should catch it (for a defect only a
+// fault sequence reveals, the campaign invariant and the sequence).
 func listDefects(w io.Writer, ds []defects.Defect) error {
 	for _, d := range ds {
 		epic := "-"
 		if d.Epic > 0 {
 			epic = fmt.Sprint(d.Epic)
 		}
-		fmt.Fprintf(w, "%-44s %-8s epic %s  %s\n    site %s; caught by %s", d.Name, d.Role, epic, d.Recreates, d.Site, strings.Join(d.Scenarios, ", "))
+		fmt.Fprintf(w, "%-44s %-8s epic %s  %s\n    site %s; ", d.Name, d.Role, epic, d.Recreates, d.Site)
+		if d.ByCampaign() {
+			fmt.Fprintf(w, "caught by harness campaign, invariant %s (not by selftest), after: %s\n", d.Campaign, d.Sequence)
+			continue
+		}
+		fmt.Fprintf(w, "caught by %s", strings.Join(d.Scenarios, ", "))
 		if len(d.Reasons) > 0 {
 			fmt.Fprintf(w, " with %s", strings.Join(d.Reasons, "|"))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/fixtures/defects"
 	harnessrun "github.com/nvcf/conformance/harness/run"
 )
 
@@ -26,6 +27,19 @@ func TestSelftestListsTheRegistry(t *testing.T) {
 
 	err := run(context.Background(), []string{"selftest", "--defect", "no-such-defect"}, &out, &errOut)
 	require.ErrorContains(t, err, `unknown defect "no-such-defect"`)
+	require.Equal(t, exitHarnessFail, exitCode(err))
+}
+
+// A defect only a fault sequence reveals is listed with its campaign
+// invariant and sequence, and selftest refuses to run it alone.
+func TestSelftestLeavesCampaignDefectsToTheCampaign(t *testing.T) {
+	var out, errOut bytes.Buffer
+	name := string(defects.StargateKeepsLapsedLease)
+	require.NoError(t, run(context.Background(), []string{"selftest", "--list", "--defect", name}, &out, &errOut))
+	require.Contains(t, out.String(), "caught by harness campaign, invariant I4-no-leaks")
+	require.Contains(t, out.String(), "pylon-leave")
+	err := run(context.Background(), []string{"selftest", "--defect", name}, &out, &errOut)
+	require.ErrorContains(t, err, "only a sequence of faults reveals them; run `harness campaign`")
 	require.Equal(t, exitHarnessFail, exitCode(err))
 }
 

@@ -27,7 +27,8 @@ import (
 // the catalogue and matrix filters are ignored: each defect brings its own.
 type SelftestOptions struct {
 	Options
-	// Defects to re-create (see defects.Select).
+	// Defects to re-create (see defects.Select); those only `harness
+	// campaign` catches are left out (SelftestDefects).
 	Defects []defects.Defect
 }
 
@@ -62,7 +63,9 @@ var ErrSelftestFailed = errors.New("selftest failed")
 // for each defect the same scenarios with it switched on in its role, and
 // judges the detection matrix. It writes the matrix (detection.md,
 // detection.json, junit.xml) and summary.md into the artifacts folder, each
-// run's own reports under baseline-N/ and defects/<name>/.
+// run's own reports under baseline-N/ and defects/<name>/. A defect that
+// only a sequence of faults reveals (defects.Defect.Campaign) is left out
+// with a note on Stdout; a selection of such defects only is refused.
 func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatrix, err error) {
 	start := time.Now()
 	if err := o.fill(); err != nil {
@@ -71,6 +74,14 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 	if len(o.Defects) == 0 {
 		return nil, errors.New("selftest: no defect selected")
 	}
+	if err := ErrOnlyCampaign(o.Defects); err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
+	}
+	run, skipped := SelftestDefects(o.Defects)
+	for _, d := range skipped {
+		fmt.Fprintf(o.Stdout, "skip %s: %s\n", d.Name, CampaignNote(d))
+	}
+	o.Defects = run
 	if err := checkBundle(o.BinDir); err != nil {
 		return nil, err
 	}
@@ -161,6 +172,40 @@ func Selftest(ctx context.Context, o SelftestOptions) (m *reports.DetectionMatri
 		return m, fmt.Errorf("%w: %d of %d defects not caught or baseline red (see %s)", ErrSelftestFailed, len(m.Gaps()), len(m.Defects), filepath.Join(o.Artifacts, reports.DetectionMD))
 	}
 	return m, nil
+}
+
+// SelftestDefects splits ds into the defects selftest runs (a scenario
+// catches each) and those it leaves out: a defect that only a sequence of
+// faults reveals (defects.Defect.Campaign) is `harness campaign`'s.
+func SelftestDefects(ds []defects.Defect) (run, campaign []defects.Defect) {
+	for _, d := range ds {
+		if d.ByCampaign() {
+			campaign = append(campaign, d)
+		} else {
+			run = append(run, d)
+		}
+	}
+	return run, campaign
+}
+
+// CampaignNote says why selftest leaves a campaign defect out, and what
+// catches it instead.
+func CampaignNote(d defects.Defect) string {
+	return fmt.Sprintf("only a sequence of faults reveals it, not a scenario; `harness campaign` catches it (invariant %s; the sequence: `harness selftest --list --defect %s`)", d.Campaign, d.Name)
+}
+
+// ErrOnlyCampaign refuses a selection of campaign defects only, which
+// selftest has nothing to run for; nil otherwise.
+func ErrOnlyCampaign(ds []defects.Defect) error {
+	run, campaign := SelftestDefects(ds)
+	if len(run) > 0 || len(campaign) == 0 {
+		return nil
+	}
+	names := make([]string, len(campaign))
+	for i, d := range campaign {
+		names[i] = fmt.Sprintf("%s (%s)", d.Name, d.Campaign)
+	}
+	return fmt.Errorf("no scenario catches %s: only a sequence of faults reveals them; run `harness campaign`", strings.Join(names, ", "))
 }
 
 // judgeRow is the matrix row of defect d from its run's results.

@@ -30,6 +30,24 @@ func TestEveryDefectPlansItsScenarios(t *testing.T) {
 	}
 }
 
+// TestSelftestLeavesCampaignDefectsOut: a defect only a fault sequence
+// reveals has no scenario to run; selftest leaves it out (with a note), and
+// refuses a selection of such defects only.
+func TestSelftestLeavesCampaignDefectsOut(t *testing.T) {
+	matrixDefect := defects.Defect{Name: "m", Scenarios: []string{"authority/missing"}}
+	campaignDefect := defects.Defect{Name: "c", Campaign: "I4-no-leaks", Sequence: "partition, then pylon-leave"}
+	run, campaign := SelftestDefects([]defects.Defect{campaignDefect, matrixDefect})
+	require.Equal(t, []defects.Defect{matrixDefect}, run)
+	require.Equal(t, []defects.Defect{campaignDefect}, campaign)
+	require.Contains(t, CampaignNote(campaignDefect), "`harness campaign` catches it (invariant I4-no-leaks")
+	require.NoError(t, ErrOnlyCampaign([]defects.Defect{campaignDefect, matrixDefect}))
+	require.NoError(t, ErrOnlyCampaign(nil))
+	require.ErrorContains(t, ErrOnlyCampaign([]defects.Defect{campaignDefect}), "no scenario catches c (I4-no-leaks): only a sequence of faults reveals them; run `harness campaign`")
+	for _, d := range defects.Registry() {
+		require.Equal(t, d.ByCampaign(), len(d.Scenarios) == 0, "%s: a scenario or a campaign invariant catches it, not both", d.Name)
+	}
+}
+
 func TestSelftestCellsLeaveOutTheInsecureProfile(t *testing.T) {
 	k := selftestKey{workloads: "statefulset", trusts: "bundle"}
 	cells, err := selftestCells(k, []string{"tls/pylon-verified"})
