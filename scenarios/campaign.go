@@ -41,9 +41,10 @@ const (
 	// invokeDeadline is an invocation's deadline: one that has no answer
 	// by then hangs (I3).
 	invokeDeadline = 20 * time.Second
-	// leaseBound is how long a Stargate may hold a gone Pylon (I4): the
-	// registration's lease and a tunnel's idle timeout, with room.
-	leaseBound = 60 * time.Second
+	// leaseBound is how long a Stargate may hold a gone Pylon (I4): a
+	// registration lapses after three missed heartbeats (1 s each in the
+	// manifests) and a tunnel after its idle timeout; with room.
+	leaseBound = 20 * time.Second
 	// campaignPrefix names the campaign's Pylon variants.
 	campaignPrefix = "camp-"
 )
@@ -520,7 +521,8 @@ func (c *campaignRun) explained(from, to campaign.Span) []int {
 		out = append(out, id)
 	}
 	for _, ap := range c.res.Applied {
-		if ap.Injected <= to && (ap.Healed == 0 || ap.Healed+c.s.Settle >= from) && !slices.Contains(out, ap.ID) {
+		// Applied holds finished faults only: one with no heal never went on.
+		if ap.Healed > 0 && ap.Injected <= to && ap.Healed+c.s.Settle >= from && !slices.Contains(out, ap.ID) {
 			out = append(out, ap.ID)
 		}
 	}

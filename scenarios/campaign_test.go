@@ -1,0 +1,43 @@
+package scenarios
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/model/campaign"
+)
+
+func sp(d time.Duration) campaign.Span { return campaign.Span(d) }
+
+// An invocation's failure is explained by a fault that was on during it,
+// or healed less than the settle period before it began; not by one that
+// healed long before, nor by one that came after.
+func TestAFailureIsExplainedOnlyByFaultsNearIt(t *testing.T) {
+	c := &campaignRun{s: campaign.Schedule{Settle: sp(30 * time.Second)}, active: map[int]bool{9: true}}
+	c.res.Applied = []campaign.Applied{
+		{ID: 1, Injected: sp(10 * time.Second), Healed: sp(20 * time.Second)}, // healed 40 s before: too long ago
+		{ID: 2, Injected: sp(40 * time.Second), Healed: sp(50 * time.Second)}, // healed 10 s before: explains
+		{ID: 3, Injected: sp(70 * time.Second), Healed: sp(80 * time.Second)}, // on during the call
+		{ID: 4, Injected: sp(90 * time.Second), Healed: sp(95 * time.Second)}, // after the call
+		{ID: 5, Error: "inject: refused"},                                     // never on
+	}
+	require.Equal(t, []int{2, 3, 9}, c.explained(sp(60*time.Second), sp(75*time.Second)))
+	c.active = map[int]bool{}
+	require.Empty(t, c.explained(sp(200*time.Second), sp(205*time.Second)))
+}
+
+// Convergence asks every ready Stargate for every good Pylon that is not
+// away, and the tunnels only where asked.
+func TestMissingSkipsAwayPylonsAndUnreadyStargates(t *testing.T) {
+	c := &campaignRun{pylons: []string{"camp-1", "camp-2"}, ids: map[string]string{"camp-1": "id-1", "camp-2": "id-2"}}
+	hs := []held{
+		{Region: "region-a", Pod: "sg-0", Ready: true, Registrations: []string{"id-1", "id-2"}, Tunnels: []string{"id-1"}},
+		{Region: "region-a", Pod: "sg-1", Ready: false},
+		{Region: "region-b", Pod: "sg-0", Ready: true, Registrations: []string{"id-1"}},
+	}
+	require.Equal(t, []string{"region-b/sg-0 lacks the registration of id-2"}, c.missingOf(hs, false, nil))
+	require.Equal(t, []string{"region-a/sg-0 lacks the tunnel of id-2", "region-b/sg-0 lacks the tunnel of id-1", "region-b/sg-0 lacks the registration of id-2"}, c.missingOf(hs, true, nil))
+	require.Empty(t, c.missingOf(hs[:2], false, map[string]time.Time{"camp-2": time.Now()}))
+}
