@@ -63,7 +63,8 @@ func (d Downgrade) inject(ctx context.Context, e *env) (undoFunc, error) {
 		return nil, err
 	}
 	stop := func(context.Context) error {
-		e.note("answered %d clients in plaintext", s.Served())
+		e.note("answered %d clients in plaintext; %d spoke plaintext HTTP/2", s.Served(), s.Plaintext())
+		e.setAccepted(s.Plaintext())
 		return s.Close()
 	}
 	undo, err := redirect(ctx, e, d.Path, "tcp", l.Addr().(*net.TCPAddr).AddrPort())

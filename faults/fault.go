@@ -124,6 +124,15 @@ type env struct {
 
 	mu      sync.Mutex
 	summary []string
+	// accepted counts clients that went on over the fault's hostile
+	// channel (Handle.Accepted).
+	accepted uint64
+}
+
+func (e *env) setAccepted(n uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.accepted = n
 }
 
 // note adds a line to what the fault did (packets dropped, datagrams

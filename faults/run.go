@@ -54,6 +54,20 @@ func (h *Handle) Effect() string {
 	}
 }
 
+// Accepted is, once Done, how many clients went on over the hostile
+// channel a fault offered: those that spoke plaintext to a Downgrade's
+// man in the middle. Every other fault counts none.
+func (h *Handle) Accepted() uint64 {
+	select {
+	case <-h.done:
+		h.env.mu.Lock()
+		defer h.env.mu.Unlock()
+		return h.env.accepted
+	default:
+		return 0
+	}
+}
+
 // Stop undoes the fault now (once; later calls wait for the first and
 // return its error). The undo runs even if ctx has ended, bounded by 30 s.
 func (h *Handle) Stop(ctx context.Context) error {

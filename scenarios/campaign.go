@@ -382,6 +382,14 @@ func (c *campaignRun) inject(ctx context.Context, f campaign.Fault) {
 	case h != nil:
 		uerr = h.Stop(uctx)
 		ap.Effect = h.Effect()
+		if n := h.Accepted(); n > 0 {
+			// I2: a client went on in plaintext through the downgrade.
+			c.mu.Lock()
+			c.sample(campaign.FailClosed, c.at(), false, fmt.Sprintf("fault #%d: %d clients spoke plaintext", f.ID, n))
+			c.violate(campaign.FailClosed, fmt.Sprintf("downgrade-%d", f.ID), c.at(),
+				fmt.Sprintf("%d clients went on in plaintext HTTP/2 through fault #%d's downgrade of %s", n, f.ID, f.Target), ap.Effect, c.activeIDs())
+			c.mu.Unlock()
+		}
 	case cf.off != nil:
 		uerr = cf.off(uctx)
 	}

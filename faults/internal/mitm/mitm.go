@@ -54,6 +54,9 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	served atomic.Uint64
+	// plain counts clients that spoke plaintext HTTP/2 (the h2c preface):
+	// clients that went on over the downgraded channel.
+	plain atomic.Uint64
 	log    *slog.Logger
 }
 
@@ -87,6 +90,10 @@ func Start(cfg Config) (*Server, error) {
 
 // Served is how many clients the man in the middle has answered.
 func (s *Server) Served() uint64 { return s.served.Load() }
+
+// Plaintext is how many clients spoke plaintext HTTP/2 to it (h2c mode):
+// each one accepted the downgrade.
+func (s *Server) Plaintext() uint64 { return s.plain.Load() }
 
 func (s *Server) track(c net.Conn, add bool) bool {
 	s.mu.Lock()
@@ -134,6 +141,7 @@ func (s *Server) h2c(c net.Conn) {
 	head, err := br.Peek(len(http2.ClientPreface))
 	_ = c.SetReadDeadline(time.Time{})
 	if err == nil && string(head) == http2.ClientPreface {
+		s.plain.Add(1)
 		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
 			_, _ = io.WriteString(w, "plaintext man in the middle\n")

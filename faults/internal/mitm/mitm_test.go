@@ -14,6 +14,11 @@ import (
 )
 
 func start(t *testing.T, cfg Config) string {
+	addr, _ := startServer(t, cfg)
+	return addr
+}
+
+func startServer(t *testing.T, cfg Config) (string, *Server) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -21,7 +26,7 @@ func start(t *testing.T, cfg Config) string {
 	s, err := Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	return l.Addr().String()
+	return l.Addr().String(), s
 }
 
 // tlsDial is a correct client: it verifies against a pool that trusts
@@ -40,10 +45,11 @@ func tlsDial(addr string) error {
 }
 
 func TestH2CAnswerIsRefusedByTLSClient(t *testing.T) {
-	addr := start(t, Config{Mode: H2C})
+	addr, s := startServer(t, Config{Mode: H2C})
 	err := tlsDial(addr)
 	var rh tls.RecordHeaderError
 	require.ErrorAs(t, err, &rh, "a TLS client must see plaintext, got %v", err)
+	require.Zero(t, s.Plaintext(), "a client that refused the downgrade is not counted as accepting it")
 
 	// And it is a real h2c server: a cleartext HTTP/2 client gets an answer.
 	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: nil}
@@ -52,6 +58,7 @@ func TestH2CAnswerIsRefusedByTLSClient(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, 2, resp.ProtoMajor)
+	require.Equal(t, uint64(1), s.Plaintext(), "the cleartext client went on over the downgraded channel")
 }
 
 func TestStripRelaysToPlaintextUpstream(t *testing.T) {
