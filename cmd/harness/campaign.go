@@ -38,6 +38,7 @@ func runCampaign(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&o.Scale, "scale", false, "measure the Pylons' cold registration and their re-convergence after a rollout of every region")
 	fs.BoolVar(&o.Shrink, "shrink", true, "on a violation, search for a smaller schedule that still violates the invariant, replaying candidates")
 	fs.IntVar(&o.MaxTrials, "max-trials", 16, "bound on the replays the shrinking runs")
+	dry := fs.Bool("dry-run", false, "print the schedule (and write it to the artifacts folder) without running it")
 	defect := fs.String("defect", "", "switch a registered defect of the reference components on (self-validation; see harness selftest --list)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -88,6 +89,9 @@ func runCampaign(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	o.Replay = campaignReplay(o, mf, *defect)
 	o.Stdout = stdout
+	if *dry {
+		return campaignrun.DryRun(o)
+	}
 	_, err = campaignrun.Run(ctx, o)
 	if errors.Is(err, campaignrun.ErrViolated) {
 		return fmt.Errorf("%w: %w", harnessrun.ErrFailed, err)

@@ -99,6 +99,36 @@ func (o Options) Schedule(topo *topology.Topology) (campaign.Schedule, error) {
 	})
 }
 
+// DryRun draws or reads the schedule, writes it into the artifacts folder
+// and prints it, and runs nothing.
+func DryRun(o Options) error {
+	s, path, err := o.writeSchedule()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.Stdout, s.Text())
+	fmt.Fprintf(o.Stdout, "schedule %s; run it: %s\n", path, o.replay(path))
+	return nil
+}
+
+// writeSchedule is the schedule o asks for, written to
+// <artifacts>/schedule.json.
+func (o Options) writeSchedule() (campaign.Schedule, string, error) {
+	s, err := o.Schedule(o.Run.Topology)
+	if err != nil {
+		return s, "", err
+	}
+	dir, err := filepath.Abs(o.Run.Artifacts)
+	if err != nil {
+		return s, "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return s, "", fmt.Errorf("artifacts folder %q: %w", dir, err)
+	}
+	path := filepath.Join(dir, campaignreport.ScheduleFile)
+	return s, path, s.Write(path)
+}
+
 // Run performs the campaign and writes its reports into the artifacts
 // folder. It returns an error wrapping ErrViolated when an invariant was
 // violated, after writing every report.
@@ -108,23 +138,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		out = io.Discard
 	}
 	o.Run.Stdout = out
-	s, err := o.Schedule(o.Run.Topology)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := filepath.Abs(o.Run.Artifacts)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("artifacts folder %q: %w", dir, err)
-	}
 	// The schedule is on disk and on screen before anything runs, so a
 	// campaign cut during bring-up can still be replayed.
-	schedPath := filepath.Join(dir, "schedule.json")
-	if err := s.Write(schedPath); err != nil {
+	s, schedPath, err := o.writeSchedule()
+	if err != nil {
 		return nil, err
 	}
+	dir := filepath.Dir(schedPath)
 	fmt.Fprintln(out, s.Text())
 	fmt.Fprintf(out, "schedule %s; replay: %s\n", schedPath, o.replay(schedPath))
 	sess, err := harnessrun.OpenSession(ctx, o.Run)
