@@ -61,6 +61,9 @@ type campaignRun struct {
 	// campaign Pylons; ids their inference server ids.
 	pylons, bad []string
 	ids         map[string]string
+	// regions are the topology's Stargate regions, each of which must
+	// have a ready Stargate to converge.
+	regions []string
 	// baseline is what every Stargate held before the campaign Pylons
 	// came (the base Pylon): what they must hold again once those leave.
 	baseline []string
@@ -116,6 +119,7 @@ func (c *campaignRun) run(ctx context.Context) (err error) {
 	}
 	evidence := filepath.Join(c.w.Config.Artifacts, "campaign")
 	c.e = c.w.Env(dep, evidence)
+	c.regions = c.e.Regions()
 	if err := c.removeLeftovers(ctx); err != nil {
 		return err
 	}
@@ -301,6 +305,12 @@ func (c *campaignRun) missing(hs []held, tunnels bool) []string {
 // missingOf is missing with the gone Pylons given (for a caller holding c.mu).
 func (c *campaignRun) missingOf(hs []held, tunnels bool, gone map[string]time.Time) []string {
 	var out []string
+	// A region with no ready Stargate holds nothing: never a vacuous pass.
+	for _, r := range c.regions {
+		if !slices.ContainsFunc(hs, func(h held) bool { return h.Region == r && h.Ready }) {
+			out = append(out, "region "+r+" has no ready Stargate")
+		}
+	}
 	for _, h := range hs {
 		if !h.Ready {
 			continue

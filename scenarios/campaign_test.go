@@ -31,7 +31,7 @@ func TestAFailureIsExplainedOnlyByFaultsNearIt(t *testing.T) {
 // Convergence asks every ready Stargate for every good Pylon that is not
 // away, and the tunnels only where asked.
 func TestMissingSkipsAwayPylonsAndUnreadyStargates(t *testing.T) {
-	c := &campaignRun{pylons: []string{"camp-1", "camp-2"}, ids: map[string]string{"camp-1": "id-1", "camp-2": "id-2"}}
+	c := &campaignRun{pylons: []string{"camp-1", "camp-2"}, ids: map[string]string{"camp-1": "id-1", "camp-2": "id-2"}, regions: []string{"region-a", "region-b"}}
 	hs := []held{
 		{Region: "region-a", Pod: "sg-0", Ready: true, Registrations: []string{"id-1", "id-2"}, Tunnels: []string{"id-1"}},
 		{Region: "region-a", Pod: "sg-1", Ready: false},
@@ -39,5 +39,7 @@ func TestMissingSkipsAwayPylonsAndUnreadyStargates(t *testing.T) {
 	}
 	require.Equal(t, []string{"region-b/sg-0 lacks the registration of id-2"}, c.missingOf(hs, false, nil))
 	require.Equal(t, []string{"region-a/sg-0 lacks the tunnel of id-2", "region-b/sg-0 lacks the tunnel of id-1", "region-b/sg-0 lacks the registration of id-2"}, c.missingOf(hs, true, nil))
-	require.Empty(t, c.missingOf(hs[:2], false, map[string]time.Time{"camp-2": time.Now()}))
+	require.Empty(t, c.missingOf(hs, false, map[string]time.Time{"camp-2": time.Now()}))
+	require.Equal(t, []string{"region region-b has no ready Stargate"}, c.missingOf(hs[:2], false, map[string]time.Time{"camp-2": time.Now()}),
+		"a region whose Stargates are all unready or gone is not converged")
 }

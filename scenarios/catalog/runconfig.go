@@ -152,8 +152,8 @@ func ReadRunConfig(path string) (*RunConfig, error) {
 		return nil, fmt.Errorf("run config %q: no PKI folder (mint one with `harness pki mint`)", path)
 	case c.Artifacts == "":
 		return nil, errors.New("run config: no artifacts folder")
-	case len(c.Cases) == 0:
-		return nil, fmt.Errorf("run config %q: no cases to run (write it with `harness run`)", path)
+	case len(c.Cases) == 0 && c.Campaign == nil:
+		return nil, fmt.Errorf("run config %q: no cases to run and no campaign (write it with `harness run` or `harness campaign`)", path)
 	}
 	if c.TimeScale <= 0 {
 		c.TimeScale = 1
