@@ -237,11 +237,15 @@ func (c *campaignRun) applyPylon(ctx context.Context, name string, bad bool) (*d
 // deployPylons deploys every campaign Pylon at once and waits until the
 // good ones converge: the baseline every check compares with.
 func (c *campaignRun) deployPylons(ctx context.Context) error {
+	// Each run's Pylons have ids of their own: a Stargate that kept an
+	// earlier run's registration (a leak that run reported) must not be
+	// able to hold this run's Pylons, nor refuse them as taken.
+	run := strings.TrimPrefix(uniqueID(""), "-")[:4]
 	for i := range max(c.cc.Pylons, 1) {
-		c.pylons = append(c.pylons, campaignPrefix+strconv.Itoa(i+1))
+		c.pylons = append(c.pylons, campaignPrefix+run+"-"+strconv.Itoa(i+1))
 	}
 	for i := range c.cc.BadPylons {
-		c.bad = append(c.bad, campaignPrefix+"bad-"+strconv.Itoa(i+1))
+		c.bad = append(c.bad, campaignPrefix+run+"-bad-"+strconv.Itoa(i+1))
 	}
 	c.say("deploying %d campaign Pylons and %d bad-trust ones", len(c.pylons), len(c.bad))
 	before, _ := c.e.askStargates(ctx)
@@ -281,7 +285,15 @@ func (c *campaignRun) deployPylons(ctx context.Context) error {
 		return fmt.Errorf("the campaign's Pylons never converged before the first fault (no verdict): %w", err)
 	}
 	took := time.Since(start)
-	c.tunnels = len(c.missing(hs, true)) == 0
+	// Tunnels are asked for where the Pylons open them to every Stargate
+	// (a build may open them on demand): settled here, shortly.
+	c.tunnels = c.e.Eventually(ctx, "every campaign Pylon's tunnel to every Stargate", c.w.Scale(30*time.Second), func(ctx context.Context) error {
+		hs, err := c.e.askStargates(ctx)
+		if err == nil && len(c.missing(hs, true)) > 0 {
+			err = errors.New(summarize(c.missing(hs, true), 4))
+		}
+		return err
+	}) == nil
 	c.say("%d Pylons held by %d Stargates after %s (tunnels to all: %t)", len(c.pylons), len(hs), took.Round(100*time.Millisecond), c.tunnels)
 	if c.cc.Scale {
 		c.res.Scale = &campaign.Scale{Pylons: len(c.pylons), ColdRegistration: campaign.Span(took.Round(100 * time.Millisecond))}
