@@ -57,7 +57,7 @@ type Server struct {
 	// plain counts clients that spoke plaintext HTTP/2 (the h2c preface):
 	// clients that went on over the downgraded channel.
 	plain atomic.Uint64
-	log    *slog.Logger
+	log   *slog.Logger
 }
 
 // Start serves cfg.
