@@ -11,18 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
-)
 
-// chromium finds Debian's headless browser (hack/deps.sh installs it).
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed, so the HTML report is not checked in a browser: install Debian's chromium (hack/deps.sh does) to run this test")
-	return ""
-}
+	"github.com/nvcf/conformance/internal/htmltest"
+)
 
 // browse loads url in headless Chromium with extra flags and returns stdout.
 func browse(t *testing.T, browser, url string, flags ...string) string {
@@ -55,7 +46,7 @@ func screenshotPath(t *testing.T) string {
 // details by DOM queries on the page as the browser left it (scripts run,
 // filters applied from the address), and saves a screenshot.
 func TestHTMLReportInChromium(t *testing.T) {
-	browser := chromium(t)
+	browser := htmltest.Chromium(t, "the HTML report")
 	dir, r := recordedRun(t)
 	g, err := LoadGate("testdata/recorded/gate.yaml")
 	require.NoError(t, err)
@@ -76,58 +67,58 @@ func TestHTMLReportInChromium(t *testing.T) {
 	// Unfiltered: the grid colours every case by outcome.
 	doc := parseDOM(t, browse(t, browser, page, "--dump-dom"))
 	outcomes := map[string]string{}
-	for _, td := range findAll(doc, func(n *html.Node) bool { return n.Data == "td" && attrOf(n, "data-case") != "" }) {
-		outcomes[attrOf(td, "data-case")] = attrOf(td, "data-outcome")
-		require.Contains(t, attrOf(td, "class"), attrOf(td, "data-outcome"), "coloured by outcome")
+	for _, td := range htmltest.FindAll(doc, func(n *html.Node) bool { return n.Data == "td" && htmltest.Attr(n, "data-case") != "" }) {
+		outcomes[htmltest.Attr(td, "data-case")] = htmltest.Attr(td, "data-outcome")
+		require.Contains(t, htmltest.Attr(td, "class"), htmltest.Attr(td, "data-outcome"), "coloured by outcome")
 	}
 	require.Equal(t, map[string]string{
 		"tls/verified-watch" + inCell: "pass", "tls/wrong-root" + inCell: "fail",
 		"quic/tunnel-up" + inCell: "flaky", "resilience/quic-loss-delay" + inCell: "error",
 	}, outcomes)
-	require.Equal(t, "5 cases shown", text(byID(t, doc, "shown")))
-	require.Contains(t, text(byID(t, doc, "gate")), "FAIL")
-	require.Contains(t, text(byID(t, doc, "meta")), "0123456789abcdef0123456789abcdef01234567")
-	require.Contains(t, text(byID(t, doc, "requirements")), "dod-7")
-	require.Contains(t, text(byID(t, doc, "detection")), "caught accepted")
+	require.Equal(t, "5 cases shown", htmltest.Text(byID(t, doc, "shown")))
+	require.Contains(t, htmltest.Text(byID(t, doc, "gate")), "FAIL")
+	require.Contains(t, htmltest.Text(byID(t, doc, "meta")), "0123456789abcdef0123456789abcdef01234567")
+	require.Contains(t, htmltest.Text(byID(t, doc, "requirements")), "dod-7")
+	require.Contains(t, htmltest.Text(byID(t, doc, "detection")), "caught accepted")
 	flaky := byID(t, doc, anchor("quic/tunnel-up"+inCell))
-	require.Contains(t, text(flaky), "attempt 1: fail")
-	marks := findAll(byID(t, doc, "grid"), func(n *html.Node) bool { return attrOf(n, "class") == "quarantined-mark" })
+	require.Contains(t, htmltest.Text(flaky), "attempt 1: fail")
+	marks := htmltest.FindAll(byID(t, doc, "grid"), func(n *html.Node) bool { return htmltest.Attr(n, "class") == "quarantined-mark" })
 	require.Len(t, marks, 1, "the grid marks the quarantined case")
 	quarantined := byID(t, doc, anchor("resilience/quic-loss-delay"+inCell))
-	require.Contains(t, text(quarantined), "owner=resilience-team")
-	bars := findAll(quarantined, func(n *html.Node) bool { return strings.Contains(attrOf(n, "class"), "bar") })
+	require.Contains(t, htmltest.Text(quarantined), "owner=resilience-team")
+	bars := htmltest.FindAll(quarantined, func(n *html.Node) bool { return strings.Contains(htmltest.Attr(n, "class"), "bar") })
 	require.Len(t, bars, 1, "the fault is on the case's timeline")
 
 	// Filtered to failures from the address: only the failing case shows,
 	// with its reason, repro command and evidence links.
 	doc = parseDOM(t, browse(t, browser, page+"#outcome=fail&layer=tls", "--dump-dom"))
 	var shown []string
-	for _, d := range findAll(doc, func(n *html.Node) bool { return n.Data == "details" }) {
+	for _, d := range htmltest.FindAll(doc, func(n *html.Node) bool { return n.Data == "details" }) {
 		if !hasAttr(d, "hidden") {
-			shown = append(shown, attrOf(d, "data-case"))
+			shown = append(shown, htmltest.Attr(d, "data-case"))
 		}
 	}
 	require.Equal(t, []string{"tls/wrong-root" + inCell}, shown)
 	var rows []string
-	for _, tr := range findAll(byID(t, doc, "grid"), func(n *html.Node) bool { return strings.Contains(attrOf(n, "class"), "grid-row") }) {
+	for _, tr := range htmltest.FindAll(byID(t, doc, "grid"), func(n *html.Node) bool { return strings.Contains(htmltest.Attr(n, "class"), "grid-row") }) {
 		if !hasAttr(tr, "hidden") {
-			rows = append(rows, attrOf(tr, "data-id"))
+			rows = append(rows, htmltest.Attr(tr, "data-id"))
 		}
 	}
 	require.Equal(t, []string{"tls/wrong-root"}, rows)
 	failed := byID(t, doc, anchor("tls/wrong-root"+inCell))
-	require.Equal(t, "hostname-mismatch", text(first(t, failed, "reason")))
-	require.Contains(t, text(first(t, failed, "repro")), "--run '^tls/wrong-root$' --workload statefulset --trust system --keep")
+	require.Equal(t, "hostname-mismatch", htmltest.Text(first(t, failed, "reason")))
+	require.Contains(t, htmltest.Text(first(t, failed, "repro")), "--run '^tls/wrong-root$' --workload statefulset --trust system --keep")
 	var hrefs []string
-	for _, a := range findAll(first(t, failed, "evidence"), func(n *html.Node) bool { return n.Data == "a" }) {
-		hrefs = append(hrefs, attrOf(a, "href"))
+	for _, a := range htmltest.FindAll(first(t, failed, "evidence"), func(n *html.Node) bool { return n.Data == "a" }) {
+		hrefs = append(hrefs, htmltest.Attr(a, "href"))
 	}
 	require.Contains(t, hrefs, "cases/tls_wrong-root_workload=statefulset,trust=system_/probe-transcript.txt")
 	for _, h := range hrefs {
 		_, err := os.Stat(filepath.Join(dir, h))
 		require.NoError(t, err, "evidence link %s resolves beside the report", h)
 	}
-	require.Len(t, findAll(failed, func(n *html.Node) bool { return strings.HasPrefix(attrOf(n, "class"), "step ") }), 3)
+	require.Len(t, htmltest.FindAll(failed, func(n *html.Node) bool { return strings.HasPrefix(htmltest.Attr(n, "class"), "step ") }), 3)
 
 	shot := screenshotPath(t)
 	require.NoError(t, os.MkdirAll(filepath.Dir(shot), 0o755))
@@ -145,24 +136,9 @@ func parseDOM(t *testing.T, s string) *html.Node {
 	return doc
 }
 
-func findAll(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
 func byID(t *testing.T, doc *html.Node, id string) *html.Node {
 	t.Helper()
-	ns := findAll(doc, func(n *html.Node) bool { return attrOf(n, "id") == id })
+	ns := htmltest.FindAll(doc, func(n *html.Node) bool { return htmltest.Attr(n, "id") == id })
 	require.Len(t, ns, 1, "element #%s", id)
 	return ns[0]
 }
@@ -170,18 +146,9 @@ func byID(t *testing.T, doc *html.Node, id string) *html.Node {
 // first finds the first element under n whose class list holds class.
 func first(t *testing.T, n *html.Node, class string) *html.Node {
 	t.Helper()
-	ns := findAll(n, func(n *html.Node) bool { return strings.Contains(" "+attrOf(n, "class")+" ", " "+class+" ") })
+	ns := htmltest.FindAll(n, func(n *html.Node) bool { return strings.Contains(" "+htmltest.Attr(n, "class")+" ", " "+class+" ") })
 	require.NotEmpty(t, ns, "element .%s", class)
 	return ns[0]
-}
-
-func attrOf(n *html.Node, name string) string {
-	for _, a := range n.Attr {
-		if a.Key == name {
-			return a.Val
-		}
-	}
-	return ""
 }
 
 func hasAttr(n *html.Node, name string) bool {
@@ -193,17 +160,3 @@ func hasAttr(n *html.Node, name string) bool {
 	return false
 }
 
-func text(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.TrimSpace(b.String())
-}

@@ -252,18 +252,10 @@ func (c *campaignRun) deployPylons(ctx context.Context) error {
 	start := time.Now()
 	all := append(slices.Clone(c.pylons), c.bad...)
 	vs := make([]*deploy.Variant, len(all))
-	errs := make([]error, len(all))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, name := range all {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			vs[i], errs[i] = c.applyPylon(ctx, name, i >= len(c.pylons))
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := eachPylon(all, func(i int, name string) (err error) {
+		vs[i], err = c.applyPylon(ctx, name, i >= len(c.pylons))
+		return err
+	}); err != nil {
 		return err
 	}
 	for i, name := range all {
@@ -303,6 +295,24 @@ func (c *campaignRun) deployPylons(ctx context.Context) error {
 		c.res.Scale.Refusals = c.refusals(ctx)
 	}
 	return nil
+}
+
+// eachPylon runs fn for every Pylon name, eight at a time (each waits on
+// its pods, so more overlap well, but hundreds would crowd the API server),
+// and joins their errors.
+func eachPylon(names []string, fn func(i int, name string) error) error {
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = fn(i, name)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // missing lists "stargate: id" for each good campaign Pylon (not gone) a
@@ -628,18 +638,7 @@ func (c *campaignRun) leave(ctx context.Context) error {
 		return nil
 	}
 	c.say("removing the %d campaign Pylons", len(all))
-	errs := make([]error, len(all))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, name := range all {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = c.e.deployer.DeletePylonVariant(ctx, name)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := eachPylon(all, func(_ int, name string) error { return c.e.deployer.DeletePylonVariant(ctx, name) }); err != nil {
 		return fmt.Errorf("remove the campaign's Pylons: %w", err)
 	}
 	if c.start.IsZero() || c.e == nil {

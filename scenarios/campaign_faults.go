@@ -64,6 +64,16 @@ func (c *campaignRun) makeFault(ctx context.Context, f campaign.Fault) (campaign
 	injector := func(a faults.Action, t faults.Target) (campaignFault, error) {
 		return campaignFault{Fault: &faults.Fault{Name: name, Target: t, Action: a, Duration: dur}}, nil
 	}
+	// crash kills one pod's processes of the selector in the target cluster.
+	crash := func(selector string) (campaignFault, error) {
+		ff, err := faults.FromParams(ctx, "pod-crash", f.Target+"/"+e.Deployed.Namespace,
+			map[string]string{"name": name, "selector": selector, "count": "1"}, faults.ParamEnv{Environment: e.Config.Environment})
+		if err != nil {
+			return campaignFault{}, err
+		}
+		ff.Duration = dur
+		return campaignFault{Fault: &ff}, nil
+	}
 	switch f.Kind {
 	case campaign.Partition:
 		return injector(faults.PartitionBetween(e.cluster(from), e.cluster(to), false), faults.Target{From: from, To: to})
@@ -124,24 +134,9 @@ func (c *campaignRun) makeFault(ctx context.Context, f campaign.Fault) (campaign
 			Intercepts: []faults.DNSIntercept{faults.ClusterDNSIntercept(e.cluster(from))}},
 			faults.Target{Cluster: from, Service: host})
 	case campaign.StargateKill:
-		ff, err := faults.FromParams(ctx, "pod-crash", f.Target+"/"+e.Deployed.Namespace,
-			map[string]string{"name": name, "selector": deploy.StargateSelector().String(), "count": "1"},
-			faults.ParamEnv{Environment: e.Config.Environment})
-		if err != nil {
-			return campaignFault{}, err
-		}
-		ff.Duration = dur
-		return campaignFault{Fault: &ff}, nil
+		return crash(deploy.StargateSelector().String())
 	case campaign.PylonKill:
-		p := c.pick(f.ID)
-		ff, err := faults.FromParams(ctx, "pod-crash", f.Target+"/"+e.Deployed.Namespace,
-			map[string]string{"name": name, "selector": manifests.InstanceLabel + "=" + manifests.PylonName + "-" + p, "count": "1"},
-			faults.ParamEnv{Environment: e.Config.Environment})
-		if err != nil {
-			return campaignFault{}, err
-		}
-		ff.Duration = dur
-		return campaignFault{Fault: &ff}, nil
+		return crash(manifests.InstanceLabel + "=" + manifests.PylonName + "-" + c.pick(f.ID))
 	case campaign.ScaleDown:
 		cr, ok := e.Deployed.Cluster(f.Target)
 		if !ok {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
+
+	"github.com/nvcf/conformance/internal/htmltest"
 )
 
 func TestHTML(t *testing.T) {
@@ -26,9 +28,9 @@ func TestHTML(t *testing.T) {
 
 	doc, err := html.Parse(bytes.NewReader(data))
 	require.NoError(t, err)
-	require.Contains(t, text(one(t, doc, "title")), "seed 42")
-	require.Contains(t, text(one(t, doc, "title")), "FAIL")
-	require.Contains(t, text(byID(t, doc, "replay")), o.Replay)
+	require.Contains(t, htmltest.Text(one(t, doc, "title")), "seed 42")
+	require.Contains(t, htmltest.Text(one(t, doc, "title")), "FAIL")
+	require.Contains(t, htmltest.Text(byID(t, doc, "replay")), o.Replay)
 
 	tl := byID(t, doc, "timeline")
 	require.Equal(t, "svg", tl.Data)
@@ -39,7 +41,7 @@ func TestHTML(t *testing.T) {
 	require.Len(t, byClass(tl, "applied"), 4)
 	labels := map[string]bool{}
 	for _, l := range byClass(tl, "label") {
-		labels[text(l)] = true
+		labels[htmltest.Text(l)] = true
 	}
 	require.True(t, labels["#2 quic-loss workers->region-b"], "%v", labels)
 	require.True(t, labels["I4-no-leaks (180)"], "%v", labels)
@@ -47,7 +49,7 @@ func TestHTML(t *testing.T) {
 	require.Len(t, marks, 2, "one marker per violation")
 	var titles []string
 	for _, m := range marks {
-		titles = append(titles, text(m))
+		titles = append(titles, htmltest.Text(m))
 	}
 	require.Contains(t, titles, "I4-no-leaks violated at 1m40s: "+hostileWhat)
 	require.Contains(t, titles, "I1-convergence violated at 2m50s: pylon-2 not held by region-b/stargate-0 55s after the last heal")
@@ -55,14 +57,14 @@ func TestHTML(t *testing.T) {
 	require.NotEmpty(t, byClass(tl, "bad"))
 
 	require.Len(t, byClass(byID(t, doc, "violations"), "violation-row"), 2)
-	require.Contains(t, text(byID(t, doc, "violations")), "#5 dns-spoof workers->region-c")
-	require.Contains(t, text(byID(t, doc, "faults")), "pod not found")
-	require.Contains(t, text(byID(t, doc, "faults")), "inject failed")
-	require.Contains(t, text(byID(t, doc, "faults")), "delay=150ms loss=0.3")
-	require.Contains(t, text(byID(t, doc, "scale")), "57.5")
-	require.NotContains(t, text(byID(t, doc, "invariants")), "proves nothing", "every invariant was checked")
+	require.Contains(t, htmltest.Text(byID(t, doc, "violations")), "#5 dns-spoof workers->region-c")
+	require.Contains(t, htmltest.Text(byID(t, doc, "faults")), "pod not found")
+	require.Contains(t, htmltest.Text(byID(t, doc, "faults")), "inject failed")
+	require.Contains(t, htmltest.Text(byID(t, doc, "faults")), "delay=150ms loss=0.3")
+	require.Contains(t, htmltest.Text(byID(t, doc, "scale")), "57.5")
+	require.NotContains(t, htmltest.Text(byID(t, doc, "invariants")), "proves nothing", "every invariant was checked")
 
-	require.Contains(t, text(byID(t, doc, "shrunk")), "Shrunk schedule")
+	require.Contains(t, htmltest.Text(byID(t, doc, "shrunk")), "Shrunk schedule")
 	require.Len(t, byClass(byID(t, doc, "shrunk-timeline"), "scheduled"), 1)
 	require.Len(t, byClass(byID(t, doc, "trials"), "fail"), 2, "two trials still violated")
 	require.Contains(t, s, o.Shrunk.Replay)
@@ -75,22 +77,11 @@ func TestHTML(t *testing.T) {
 	require.NotContains(t, string(data), `id="shrunk"`)
 }
 
-// chromium finds Debian's headless browser, as the matrix report's test does.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed, so the campaign page is not rendered in a browser: install Debian's chromium (hack/deps.sh does) to run this test")
-	return ""
-}
-
 // TestHTMLInChromium renders campaign.html in headless Chromium at the
 // width the page is made for and keeps the screenshot in _artifacts
 // (NVCF_CAMPAIGN_SCREENSHOT overrides).
 func TestHTMLInChromium(t *testing.T) {
-	browser := chromium(t)
+	browser := htmltest.Chromium(t, "the campaign page")
 	dir := t.TempDir()
 	require.NoError(t, Write(dir, result(), options()))
 	shot := os.Getenv("NVCF_CAMPAIGN_SCREENSHOT")
@@ -114,60 +105,22 @@ func TestHTMLInChromium(t *testing.T) {
 	t.Logf("screenshot: %s", shot)
 }
 
-func findAll(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
 func byID(t *testing.T, doc *html.Node, id string) *html.Node {
 	t.Helper()
-	ns := findAll(doc, func(n *html.Node) bool { return attr(n, "id") == id })
+	ns := htmltest.FindAll(doc, func(n *html.Node) bool { return htmltest.Attr(n, "id") == id })
 	require.Len(t, ns, 1, "element #%s", id)
 	return ns[0]
 }
 
 func one(t *testing.T, doc *html.Node, tag string) *html.Node {
 	t.Helper()
-	ns := findAll(doc, func(n *html.Node) bool { return n.Data == tag })
+	ns := htmltest.FindAll(doc, func(n *html.Node) bool { return n.Data == tag })
 	require.NotEmpty(t, ns, "element <%s>", tag)
 	return ns[0]
 }
 
 // byClass finds the elements under n whose class list holds class.
 func byClass(n *html.Node, class string) []*html.Node {
-	return findAll(n, func(n *html.Node) bool { return strings.Contains(" "+attr(n, "class")+" ", " "+class+" ") })
+	return htmltest.FindAll(n, func(n *html.Node) bool { return strings.Contains(" "+htmltest.Attr(n, "class")+" ", " "+class+" ") })
 }
 
-func text(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.TrimSpace(b.String())
-}
