@@ -159,4 +159,3 @@ func hasAttr(n *html.Node, name string) bool {
 	}
 	return false
 }
-

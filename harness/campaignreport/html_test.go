@@ -123,4 +123,3 @@ func one(t *testing.T, doc *html.Node, tag string) *html.Node {
 func byClass(n *html.Node, class string) []*html.Node {
 	return htmltest.FindAll(n, func(n *html.Node) bool { return strings.Contains(" "+htmltest.Attr(n, "class")+" ", " "+class+" ") })
 }
-
