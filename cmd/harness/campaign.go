@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,12 @@ func campaignCell(o *harnessrun.Options) (matrix.Cell, error) {
 // campaignReplay is the command that replays a schedule on the same
 // clusters, cell, Pylons and defect (the schedule file is appended).
 func campaignReplay(o campaignrun.Options, mf *runFlags, defect string) string {
-	args := []string{"harness", "campaign", "--topology", mf.topology}
+	// The harness beside the suite, as a case's repro names it.
+	bin := "harness"
+	if dir, err := harnessrun.BinDir(); err == nil {
+		bin = filepath.Join(dir, "harness")
+	}
+	args := []string{bin, "campaign", "--topology", mf.topology}
 	args = append(args, o.Run.ProviderArgs...)
 	c := o.Cell
 	args = append(args, "--workload", string(c.Workload), "--trust", string(c.Trust), "--discovery", string(c.Discovery), "--profile", string(c.Profile),

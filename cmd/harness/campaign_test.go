@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nvcf/conformance/harness/campaignrun"
+	harnessrun "github.com/nvcf/conformance/harness/run"
+	"github.com/nvcf/conformance/model/matrix"
 )
 
 // Bad campaign input is refused before anything starts, with an error
@@ -33,4 +38,15 @@ func splitArgs(s string) []string {
 		out = append(out, string(f))
 	}
 	return out
+}
+
+// The replay command names the harness by its path, as a case's repro
+// does, and every axis of the cell, the Pylons and the defect.
+func TestCampaignReplayNamesTheCellAndDefect(t *testing.T) {
+	o := campaignrun.Options{Pylons: 3, BadPylons: 1}
+	o.Cell = matrix.Cell{Workload: matrix.StatefulSet, Trust: matrix.System, Discovery: matrix.EndpointSlice, Profile: matrix.Secure}
+	got := campaignReplay(o, &runFlags{topology: "topologies/default.yaml"}, "stargate-keeps-lapsed-lease")
+	dir, err := harnessrun.BinDir()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "harness")+" campaign --topology topologies/default.yaml --workload statefulset --trust system --discovery endpointslice --profile secure --pylons 3 --bad-pylons 1 --shrink=false --defect stargate-keeps-lapsed-lease", got)
 }
