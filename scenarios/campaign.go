@@ -540,9 +540,8 @@ func registers(hs []held) int64 {
 	return n
 }
 
-// activeIDs are the faults on now, plus those that healed less than the
-// settle period ago (their effects may last until convergence). Callers
-// hold c.mu.
+// activeIDs are the faults on now, sorted (explained adds the recently
+// healed ones where a failure needs explaining). Callers hold c.mu.
 func (c *campaignRun) activeIDs() []int {
 	var out []int
 	for id := range c.active {

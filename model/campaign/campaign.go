@@ -10,6 +10,8 @@ package campaign
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -160,7 +162,7 @@ func (f Fault) String() string {
 	s := fmt.Sprintf("#%d %s %s at %s for %s", f.ID, f.Kind, f.Target, f.Start, f.Duration)
 	if len(f.Params) > 0 {
 		var kv []string
-		for _, k := range sortedKeys(f.Params) {
+		for _, k := range slices.Sorted(maps.Keys(f.Params)) {
 			kv = append(kv, k+"="+f.Params[k])
 		}
 		s += " (" + strings.Join(kv, " ") + ")"
@@ -345,17 +347,4 @@ func (r Result) OK() bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }

@@ -108,13 +108,13 @@ type CampaignConfig struct {
 // CellOr is the cell the suite deploys first: the campaign's, else the
 // first case's.
 func (c *CampaignConfig) CellOr(cases []Case) matrix.Cell {
-	if c != nil || len(cases) == 0 {
-		if c == nil {
-			return matrix.Cell{}
-		}
+	switch {
+	case c != nil:
 		return c.Cell
+	case len(cases) > 0:
+		return cases[0].Cell
 	}
-	return cases[0].Cell
+	return matrix.Cell{}
 }
 
 // WriteRunConfig writes c to dir/run.json and returns the path.
