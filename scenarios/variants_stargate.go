@@ -514,7 +514,8 @@ func (e *Env) stargateVariantIP(ctx context.Context, cs kubernetes.Interface, po
 		}
 	}
 	if p.Status.PodIP == "" {
-		return "", nil, fmt.Errorf("pod %s has no IP yet (phase %s)", pod, p.Status.Phase)
+		// The reason and message say why a pod failed before any container ran (the node refused it).
+		return "", nil, fmt.Errorf("pod %s has no IP yet (phase %s, reason %q, message %q)", pod, p.Status.Phase, p.Status.Reason, p.Status.Message)
 	}
 	return p.Status.PodIP, nil, nil
 }

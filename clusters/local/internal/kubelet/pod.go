@@ -223,6 +223,13 @@ func (r *podRuntime) resyncVolumes() {
 	}
 }
 
+// isStopping reports whether stop was called.
+func (r *podRuntime) isStopping() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopping
+}
+
 // stop asks the pod to terminate its containers within grace. Called
 // again while they terminate (a second deletion), it can only shorten the
 // grace period, as the kubelet honours a shorter one.

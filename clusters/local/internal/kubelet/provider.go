@@ -77,10 +77,16 @@ func (k *provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // UpdatePod takes the new object (labels, annotations); a changed
-// container spec is not applied to running processes.
-func (k *provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
+// container spec is not applied to running processes. An object of another
+// UID is a replacement of the same name: CreatePod starts it once the old
+// one has stopped. (Refusing it would make virtual-kubelet mark the new pod
+// Failed when its restartPolicy is Never.)
+func (k *provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	r := k.get(pod.Namespace, pod.Name)
-	if r == nil || r.uid != pod.UID {
+	if r != nil && r.uid != pod.UID {
+		return k.CreatePod(ctx, pod)
+	}
+	if r == nil {
 		return errdefs.NotFoundf("pod %s/%s is not on this node", pod.Namespace, pod.Name)
 	}
 	r.mu.Lock()
@@ -138,10 +144,14 @@ func (k *provider) get(namespace, name string) *podRuntime {
 	return k.pods[key(namespace, name)]
 }
 
-// GetPod returns the pod with its current status.
+// GetPod returns the pod with its current status. A pod that is stopping
+// is no longer on the node for virtual-kubelet: it asks GetPod by name
+// only, and a same-name replacement (a StatefulSet's, or a pod deleted at
+// once and created again) must then reach CreatePod, not be compared with
+// the old pod and skipped or refused.
 func (k *provider) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
 	r := k.get(namespace, name)
-	if r == nil {
+	if r == nil || r.isStopping() {
 		return nil, errdefs.NotFoundf("pod %s/%s is not on this node", namespace, name)
 	}
 	return r.snapshot(), nil
