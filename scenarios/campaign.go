@@ -600,7 +600,7 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		region := regions[i%len(regions)]
 		from := c.at()
 		ictx, cancel := context.WithTimeout(ctx, invokeDeadline)
-		err := c.e.chatEchoed(ictx, c.e.Invoke(region), echoModel, "campaign")
+		worker, err := c.e.chatEchoedBy(ictx, c.e.Invoke(region), echoModel, "campaign")
 		hung := ictx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if ctx.Err() != nil {
@@ -609,7 +609,11 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		to := c.at()
 		c.mu.Lock()
 		if err == nil {
-			c.sample(campaign.Invocations, to, true, "invoke via "+region)
+			wrong := c.wrongWorker(worker, from)
+			c.sample(campaign.Invocations, to, wrong == "", fmt.Sprintf("invoke via %s: answered by %s", region, worker))
+			if wrong != "" {
+				c.violate(campaign.Invocations, "worker "+worker, to, fmt.Sprintf("an invocation through %s was answered by the wrong worker: %s", region, wrong), "the answer's system_fingerprint: "+strconv.Quote(worker), c.activeIDs())
+			}
 			c.mu.Unlock()
 			continue
 		}
@@ -627,6 +631,38 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// wrongWorker says why worker may not have answered an invocation sent at
+// from, or "" when it may: the base Pylon and the good campaign Pylons
+// may, unless it is a Pylon that left more than leaseBound before (its
+// tunnels must be gone by then, I4). A bad-trust Pylon never registered,
+// so it must never be reached; nor may an unknown worker, or an answer
+// that names none. Call with mu held.
+func (c *campaignRun) wrongWorker(worker string, from campaign.Span) string {
+	for _, name := range c.bad {
+		if c.ids[name] == worker {
+			return fmt.Sprintf("the bad-trust Pylon %s, which must never register", worker)
+		}
+	}
+	for _, name := range c.pylons {
+		if c.ids[name] != worker {
+			continue
+		}
+		if left, ok := c.gone[name]; ok {
+			if away := c.start.Add(from.D()).Sub(left); away > c.w.Scale(leaseBound) {
+				return fmt.Sprintf("Pylon %s, removed %s before the invocation", worker, away.Round(time.Second))
+			}
+		}
+		return ""
+	}
+	switch {
+	case worker == "":
+		return "the answer names no worker (no system_fingerprint)"
+	case slices.Contains(c.baseline, worker):
+		return ""
+	}
+	return fmt.Sprintf("%s, neither the base Pylon nor a campaign Pylon", worker)
 }
 
 // leave removes every campaign Pylon and checks that every Stargate lets
