@@ -78,6 +78,9 @@ type campaignRun struct {
 	healed time.Time
 	// gone holds the campaign Pylons a pylon-leave fault removed, since when.
 	gone map[string]time.Time
+	// ingressBefore holds each ingress pod's foreign_sni counts when the
+	// schedule began, by pod UID; a pod not in it counts from zero.
+	ingressBefore map[string]map[string]int
 	// seen dedupes violations: one per invariant and key.
 	seen map[string]bool
 }
@@ -134,6 +137,10 @@ func (c *campaignRun) run(ctx context.Context) (err error) {
 	}()
 	if err := c.deployPylons(ctx); err != nil {
 		return err
+	}
+	c.ingressBefore = map[string]map[string]int{}
+	for _, in := range c.e.ingressDocs(ctx) {
+		c.ingressBefore[string(in.pod.UID)] = in.doc.Counts("foreign_sni")
 	}
 	c.say("the schedule starts: %d faults over %s, then %s to settle", len(s.Faults), s.Duration, s.Settle)
 	c.start = time.Now()
@@ -458,6 +465,7 @@ func suffix(effect string) string {
 // is the check at the end of the settle period.
 func (c *campaignRun) check(ctx context.Context, final bool) {
 	hs, err := c.e.askStargates(ctx)
+	ins := c.e.ingressDocs(ctx)
 	now := c.at()
 	if err != nil {
 		c.w.Log.Info("campaign check could not ask the Stargates", "at", now, "err", err)
@@ -466,6 +474,16 @@ func (c *campaignRun) check(ctx context.Context, final bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	active := c.activeIDs()
+	// I2: no client completes a handshake for a name the ingress's
+	// certificate does not cover (a good Pylon refuses a dns-spoof's
+	// answer; one that took it would register as if nothing happened).
+	if len(ins) > 0 {
+		foreign := c.foreignHandshakes(ins)
+		c.sample(campaign.FailClosed, now, len(foreign) == 0, fmt.Sprintf("%d ingress pods; no handshake for a name their certificate does not cover", len(ins)))
+		if len(foreign) > 0 {
+			c.violate(campaign.FailClosed, "foreign-sni", now, "a client completed a TLS handshake with an ingress for a name its certificate does not cover (it skipped the hostname check)", strings.Join(foreign, "\n"), active)
+		}
+	}
 	// I2: a bad-trust Pylon is never held, by no Stargate, ever.
 	var accepted []string
 	for _, h := range hs {
@@ -505,6 +523,23 @@ func (c *campaignRun) check(ctx context.Context, final bool) {
 				strings.Join(stale, "\n"), active)
 		}
 	}
+}
+
+// foreignHandshakes lists, per ingress pod, the handshakes completed for
+// a name its certificate does not cover since the schedule began.
+// Callers hold c.mu.
+func (c *campaignRun) foreignHandshakes(ins []ingressDoc) []string {
+	var out []string
+	for _, in := range ins {
+		before := c.ingressBefore[string(in.pod.UID)]
+		now := in.doc.Counts("foreign_sni")
+		for _, name := range slices.Sorted(maps.Keys(now)) {
+			if n := now[name] - before[name]; n > 0 {
+				out = append(out, fmt.Sprintf("%s/%s completed %d handshake(s) for %s", in.region, in.pod.Name, n, name))
+			}
+		}
+	}
+	return out
 }
 
 // holdersOf lists the Stargates that hold id's registration or tunnel.

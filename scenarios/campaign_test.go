@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nvcf/conformance/model/campaign"
 	"github.com/nvcf/conformance/scenarios/catalog"
@@ -68,4 +71,23 @@ func TestAnAnswerFromTheWrongWorkerIsNamed(t *testing.T) {
 	}
 	require.Empty(t, c.wrongWorker("echo-camp-2", sp(25*time.Second)), "away 15 s: its tunnel may still be torn down")
 	require.Equal(t, "Pylon echo-camp-2, removed 50s before the invocation", c.wrongWorker("echo-camp-2", sp(60*time.Second)))
+}
+
+// A handshake completed for a name the ingress's certificate does not
+// cover counts from the schedule's start: what a pod counted before is
+// left out, and a pod that came later counts from zero.
+func TestForeignHandshakesCountFromTheStart(t *testing.T) {
+	pod := func(uid string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ingress-" + uid, UID: types.UID(uid)}}
+	}
+	doc := func(n float64) Doc {
+		return Doc{v: map[string]any{"foreign_sni": map[string]any{"stargate.region-a.nvcf.test": n}}}
+	}
+	c := &campaignRun{ingressBefore: map[string]map[string]int{"old": {"stargate.region-a.nvcf.test": 2}}}
+	require.Empty(t, c.foreignHandshakes([]ingressDoc{{region: "region-b", pod: pod("old"), doc: doc(2)}}), "counted before the schedule began")
+	require.Equal(t, []string{
+		"region-b/ingress-old completed 1 handshake(s) for stargate.region-a.nvcf.test",
+		"region-b/ingress-new completed 1 handshake(s) for stargate.region-a.nvcf.test",
+	}, c.foreignHandshakes([]ingressDoc{{region: "region-b", pod: pod("old"), doc: doc(3)}, {region: "region-b", pod: pod("new"), doc: doc(1)}}))
+	require.Empty(t, c.foreignHandshakes([]ingressDoc{{region: "region-a", pod: pod("x"), doc: Doc{v: map[string]any{}}}}), "an ingress without the field counts none")
 }
