@@ -461,7 +461,8 @@ func suffix(effect string) string {
 	return ": " + effect
 }
 
-// check evaluates I1, I2 and I4 on what every Stargate holds now; final
+// check evaluates I1, I2 and I4 on what every Stargate holds now, and
+// I2 also on every ingress's count of handshakes for foreign names; final
 // is the check at the end of the settle period.
 func (c *campaignRun) check(ctx context.Context, final bool) {
 	hs, err := c.e.askStargates(ctx)
