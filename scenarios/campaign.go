@@ -30,10 +30,11 @@ import (
 // The campaign engine: it deploys the campaign's Pylons beside the cell's
 // base one, waits for them to converge, then injects the schedule's faults
 // at their offsets while it checks the invariants all the time: every
-// checkEvery it asks every Stargate what it holds (I1, I2, I4), and every
-// invokeEvery it invokes the echo model through a region (I3). At the end
-// it removes the campaign's Pylons and checks that every Stargate lets
-// them go (I4).
+// checkEvery it asks every Stargate what it holds and every ingress what
+// handshakes it completed (I1, I2, I4), and every invokeEvery it invokes
+// the echo model through a region and checks which worker answered (I3).
+// At the end it removes the campaign's Pylons and checks that every
+// Stargate lets them go (I4).
 
 const (
 	checkEvery  = 2 * time.Second
