@@ -333,40 +333,62 @@ func (s serverRefusal) evidence() string {
 // left out: they say "not yet", or nothing.
 func (w *baseWatch) ingressRefusals(ctx context.Context) []serverRefusal {
 	var own, alerts []serverRefusal
-	sel := labels.SelectorFromSet(manifests.Selector(manifests.IngressName, manifests.IngressName))
-	for _, r := range w.e.Regions() {
-		pods, err := w.pods(ctx, r, sel)
-		if err != nil {
-			continue
-		}
-		for _, p := range pods {
-			if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
+	for _, in := range w.e.ingressDocs(ctx) {
+		counts, last := ingressCounts(in.doc)
+		before := w.firstSeen(in.region+"/"+in.pod.Name, counts, in.pod.CreationTimestamp.After(w.start))
+		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			n := counts[k] - before[k]
+			if n <= 0 {
 				continue
 			}
-			doc, err := w.e.status(ctx, Pod{Name: p.Name, IP: p.Status.PodIP}, manifests.StatusPort)
-			if err != nil {
-				continue
-			}
-			counts, last := ingressCounts(doc)
-			before := w.firstSeen(r+"/"+p.Name, counts, p.CreationTimestamp.After(w.start))
-			for _, k := range slices.Sorted(maps.Keys(counts)) {
-				n := counts[k] - before[k]
-				if n <= 0 {
-					continue
-				}
-				name, alert := strings.CutPrefix(k, alertKey)
-				s := serverRefusal{region: r, pod: p.Name, reason: reason.Reason(name), alert: alert, count: n, last: last}
-				switch {
-				case alert:
-					alerts = append(alerts, s)
-				case name == "upstream-unreachable" || name == "handshake-failed" || transient(s.reason):
-				default:
-					own = append(own, s)
-				}
+			name, alert := strings.CutPrefix(k, alertKey)
+			s := serverRefusal{region: in.region, pod: in.pod.Name, reason: reason.Reason(name), alert: alert, count: n, last: last}
+			switch {
+			case alert:
+				alerts = append(alerts, s)
+			case name == "upstream-unreachable" || name == "handshake-failed" || transient(s.reason):
+			default:
+				own = append(own, s)
 			}
 		}
 	}
 	return append(own, alerts...)
+}
+
+// ingressDoc is one ingress pod's /status.
+type ingressDoc struct {
+	region string
+	pod    corev1.Pod
+	doc    Doc
+}
+
+// ingressDocs reads the /status of every region's ingress pods that run
+// (not being deleted, with an IP); a region or pod that does not answer
+// is left out.
+func (e *Env) ingressDocs(ctx context.Context) []ingressDoc {
+	var out []ingressDoc
+	sel := labels.SelectorFromSet(manifests.Selector(manifests.IngressName, manifests.IngressName))
+	for _, r := range e.Regions() {
+		cs, err := e.Kube(r)
+		if err != nil {
+			continue
+		}
+		l, err := cs.CoreV1().Pods(e.Deployed.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			continue
+		}
+		for _, p := range l.Items {
+			if p.DeletionTimestamp != nil || p.Status.PodIP == "" {
+				continue
+			}
+			doc, err := e.status(ctx, Pod{Name: p.Name, IP: p.Status.PodIP}, manifests.StatusPort)
+			if err != nil {
+				continue
+			}
+			out = append(out, ingressDoc{region: r, pod: p, doc: doc})
+		}
+	}
+	return out
 }
 
 // alertKey prefixes the client alerts' keys in ingressCounts.
@@ -376,16 +398,11 @@ const alertKey = "client-alert/"
 // ("refused") and its clients' TLS alerts ("client_alerts", keyed
 // alertKey+reason), and its last refusal's text.
 func ingressCounts(d Doc) (map[string]int, string) {
-	out := map[string]int{}
-	m, _ := d.v.(map[string]any)
-	for _, sec := range []struct{ field, prefix string }{{"refused", ""}, {"client_alerts", alertKey}} {
-		c, _ := m[sec.field].(map[string]any)
-		for k, v := range c {
-			if n, ok := v.(float64); ok {
-				out[sec.prefix+k] = int(n)
-			}
-		}
+	out := d.Counts("refused")
+	for k, n := range d.Counts("client_alerts") {
+		out[alertKey+k] = n
 	}
+	m, _ := d.v.(map[string]any)
 	last, _ := m["last_refusal"].(string)
 	return out, last
 }

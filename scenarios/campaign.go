@@ -30,10 +30,11 @@ import (
 // The campaign engine: it deploys the campaign's Pylons beside the cell's
 // base one, waits for them to converge, then injects the schedule's faults
 // at their offsets while it checks the invariants all the time: every
-// checkEvery it asks every Stargate what it holds (I1, I2, I4), and every
-// invokeEvery it invokes the echo model through a region (I3). At the end
-// it removes the campaign's Pylons and checks that every Stargate lets
-// them go (I4).
+// checkEvery it asks every Stargate what it holds and every ingress what
+// handshakes it completed (I1, I2, I4), and every invokeEvery it invokes
+// the echo model through a region and checks which worker answered (I3).
+// At the end it removes the campaign's Pylons and checks that every
+// Stargate lets them go (I4).
 
 const (
 	checkEvery  = 2 * time.Second
@@ -78,6 +79,9 @@ type campaignRun struct {
 	healed time.Time
 	// gone holds the campaign Pylons a pylon-leave fault removed, since when.
 	gone map[string]time.Time
+	// ingressBefore holds each ingress pod's foreign_sni counts when the
+	// schedule began, by pod UID; a pod not in it counts from zero.
+	ingressBefore map[string]map[string]int
 	// seen dedupes violations: one per invariant and key.
 	seen map[string]bool
 }
@@ -134,6 +138,10 @@ func (c *campaignRun) run(ctx context.Context) (err error) {
 	}()
 	if err := c.deployPylons(ctx); err != nil {
 		return err
+	}
+	c.ingressBefore = map[string]map[string]int{}
+	for _, in := range c.e.ingressDocs(ctx) {
+		c.ingressBefore[string(in.pod.UID)] = in.doc.Counts("foreign_sni")
 	}
 	c.say("the schedule starts: %d faults over %s, then %s to settle", len(s.Faults), s.Duration, s.Settle)
 	c.start = time.Now()
@@ -454,10 +462,12 @@ func suffix(effect string) string {
 	return ": " + effect
 }
 
-// check evaluates I1, I2 and I4 on what every Stargate holds now; final
+// check evaluates I1, I2 and I4 on what every Stargate holds now, and
+// I2 also on every ingress's count of handshakes for foreign names; final
 // is the check at the end of the settle period.
 func (c *campaignRun) check(ctx context.Context, final bool) {
 	hs, err := c.e.askStargates(ctx)
+	ins := c.e.ingressDocs(ctx)
 	now := c.at()
 	if err != nil {
 		c.w.Log.Info("campaign check could not ask the Stargates", "at", now, "err", err)
@@ -466,6 +476,16 @@ func (c *campaignRun) check(ctx context.Context, final bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	active := c.activeIDs()
+	// I2: no client completes a handshake for a name the ingress's
+	// certificate does not cover (a good Pylon refuses a dns-spoof's
+	// answer; one that took it would register as if nothing happened).
+	if len(ins) > 0 {
+		foreign := c.foreignHandshakes(ins)
+		c.sample(campaign.FailClosed, now, len(foreign) == 0, fmt.Sprintf("%d ingress pods; no handshake for a name their certificate does not cover", len(ins)))
+		if len(foreign) > 0 {
+			c.violate(campaign.FailClosed, "foreign-sni", now, "a client completed a TLS handshake with an ingress for a name its certificate does not cover (it skipped the hostname check)", strings.Join(foreign, "\n"), active)
+		}
+	}
 	// I2: a bad-trust Pylon is never held, by no Stargate, ever.
 	var accepted []string
 	for _, h := range hs {
@@ -505,6 +525,23 @@ func (c *campaignRun) check(ctx context.Context, final bool) {
 				strings.Join(stale, "\n"), active)
 		}
 	}
+}
+
+// foreignHandshakes lists, per ingress pod, the handshakes completed for
+// a name its certificate does not cover since the schedule began.
+// Callers hold c.mu.
+func (c *campaignRun) foreignHandshakes(ins []ingressDoc) []string {
+	var out []string
+	for _, in := range ins {
+		before := c.ingressBefore[string(in.pod.UID)]
+		now := in.doc.Counts("foreign_sni")
+		for _, name := range slices.Sorted(maps.Keys(now)) {
+			if n := now[name] - before[name]; n > 0 {
+				out = append(out, fmt.Sprintf("%s/%s completed %d handshake(s) for %s", in.region, in.pod.Name, n, name))
+			}
+		}
+	}
+	return out
 }
 
 // holdersOf lists the Stargates that hold id's registration or tunnel.
@@ -600,7 +637,7 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		region := regions[i%len(regions)]
 		from := c.at()
 		ictx, cancel := context.WithTimeout(ctx, invokeDeadline)
-		err := c.e.chatEchoed(ictx, c.e.Invoke(region), echoModel, "campaign")
+		worker, err := c.e.chatEchoedBy(ictx, c.e.Invoke(region), echoModel, "campaign")
 		hung := ictx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if ctx.Err() != nil {
@@ -609,7 +646,11 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		to := c.at()
 		c.mu.Lock()
 		if err == nil {
-			c.sample(campaign.Invocations, to, true, "invoke via "+region)
+			wrong := c.wrongWorker(worker, from)
+			c.sample(campaign.Invocations, to, wrong == "", fmt.Sprintf("invoke via %s: answered by %s", region, worker))
+			if wrong != "" {
+				c.violate(campaign.Invocations, "worker "+worker, to, fmt.Sprintf("an invocation through %s was answered by the wrong worker: %s", region, wrong), "the answer's system_fingerprint: "+strconv.Quote(worker), c.activeIDs())
+			}
 			c.mu.Unlock()
 			continue
 		}
@@ -627,6 +668,38 @@ func (c *campaignRun) invoke(ctx context.Context) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// wrongWorker says why worker may not have answered an invocation sent at
+// from, or "" when it may: the base Pylon and the good campaign Pylons
+// may, unless it is a Pylon that left more than leaseBound before (its
+// tunnels must be gone by then, I4). A bad-trust Pylon never registered,
+// so it must never be reached; nor may an unknown worker, or an answer
+// that names none. Call with mu held.
+func (c *campaignRun) wrongWorker(worker string, from campaign.Span) string {
+	for _, name := range c.bad {
+		if c.ids[name] == worker {
+			return fmt.Sprintf("the bad-trust Pylon %s, which must never register", worker)
+		}
+	}
+	for _, name := range c.pylons {
+		if c.ids[name] != worker {
+			continue
+		}
+		if left, ok := c.gone[name]; ok {
+			if away := c.start.Add(from.D()).Sub(left); away > c.w.Scale(leaseBound) {
+				return fmt.Sprintf("Pylon %s, removed %s before the invocation", worker, away.Round(time.Second))
+			}
+		}
+		return ""
+	}
+	switch {
+	case worker == "":
+		return "the answer names no worker (no system_fingerprint)"
+	case slices.Contains(c.baseline, worker):
+		return ""
+	}
+	return fmt.Sprintf("%s, neither the base Pylon nor a campaign Pylon", worker)
 }
 
 // leave removes every campaign Pylon and checks that every Stargate lets

@@ -22,6 +22,21 @@ type Doc struct {
 	v   any
 }
 
+// Counts reads the top-level object field of the document as counts by
+// key (an ingress's "refused", say); an absent field, or a value that is
+// not a number, reads as none.
+func (d Doc) Counts(field string) map[string]int {
+	out := map[string]int{}
+	m, _ := d.v.(map[string]any)
+	c, _ := m[field].(map[string]any)
+	for k, v := range c {
+		if n, ok := v.(float64); ok {
+			out[k] = int(n)
+		}
+	}
+	return out
+}
+
 // String renders the document as JSON, for evidence and messages.
 func (d Doc) String() string {
 	b, err := json.Marshal(d.v)

@@ -147,13 +147,21 @@ func (e *Env) everyStargate(ctx context.Context, region, what string, check func
 // server behind Pylon repeats them, so a 200 that Stargate (or anything
 // else on the path) made up without reaching it does not count.
 func (e *Env) chatEchoed(ctx context.Context, t probe.HTTPTarget, model, content string) error {
+	_, err := e.chatEchoedBy(ctx, t, model, content)
+	return err
+}
+
+// chatEchoedBy is chatEchoed that also returns the worker that answered:
+// the echo server names its Pylon's inference server id in every chunk
+// (system_fingerprint); empty when the answer names none.
+func (e *Env) chatEchoedBy(ctx context.Context, t probe.HTTPTarget, model, content string) (worker string, err error) {
 	content += " " + uniqueID("nonce")
 	resp, err := e.Probe.ChatCompletion(ctx, t, model, content)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if resp.Stream == nil || !strings.Contains(resp.Stream.Text, content) {
-		return fmt.Errorf("invocation of %s through %s answered %d without echoing %q in its event stream: it never reached the echo server behind Pylon: %.200s", model, t.URL, resp.Status, content, resp.Body)
+		return "", fmt.Errorf("invocation of %s through %s answered %d without echoing %q in its event stream: it never reached the echo server behind Pylon: %.200s", model, t.URL, resp.Status, content, resp.Body)
 	}
-	return nil
+	return resp.Stream.Worker, nil
 }

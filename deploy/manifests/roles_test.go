@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nvcf/conformance/fixtures/echo"
 	"github.com/nvcf/conformance/fixtures/ingress"
 	"github.com/nvcf/conformance/fixtures/nvcfbuild"
 	"github.com/nvcf/conformance/fixtures/pylon"
@@ -57,11 +58,7 @@ func parseRole(c corev1.Container, podName string) error {
 	case GatewayName:
 		_, err = workerauth.ParseConfig(args, getenv)
 	case "echo":
-		for _, a := range args {
-			if !strings.HasPrefix(a, "--listen=") && !strings.HasPrefix(a, "--models=") {
-				err = fmt.Errorf("echo takes --listen and --models, not %q", a)
-			}
-		}
+		_, err = echo.ParseConfig(args)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
