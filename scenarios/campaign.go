@@ -68,6 +68,9 @@ type campaignRun struct {
 	// baseline is what every Stargate held before the campaign Pylons
 	// came (the base Pylon): what they must hold again once those leave.
 	baseline []string
+	// base are the inference server ids of the cell's own Pylons, which
+	// may answer invocations as the campaign's may (I3).
+	base []string
 	// tunnels says every Stargate held a tunnel of every campaign Pylon at
 	// the baseline, so convergence asks for the tunnels too.
 	tunnels bool
@@ -132,6 +135,11 @@ func (c *campaignRun) run(ctx context.Context) (err error) {
 		return fmt.Errorf("ask every Stargate before the campaign: %w", err)
 	}
 	c.baseline = heldIDs(hs)
+	for _, cr := range dep.Clusters {
+		for _, p := range cr.Pylons {
+			c.base = append(c.base, manifests.Pylon{Name: p}.ServerID())
+		}
+	}
 	defer func() {
 		// The campaign's Pylons go, whatever happened; I4 checks they are let go.
 		err = errors.Join(err, c.leave(context.WithoutCancel(ctx)))
@@ -671,8 +679,8 @@ func (c *campaignRun) invoke(ctx context.Context) {
 }
 
 // wrongWorker says why worker may not have answered an invocation sent at
-// from, or "" when it may: the base Pylon and the good campaign Pylons
-// may, unless it is a Pylon that left more than leaseBound before (its
+// from, or "" when it may: the cell's own Pylons (also any held before the
+// campaign) and the good campaign Pylons may, unless it is a Pylon that left more than leaseBound before (its
 // tunnels must be gone by then, I4). A bad-trust Pylon never registered,
 // so it must never be reached; nor may an unknown worker, or an answer
 // that names none. Call with mu held.
@@ -696,7 +704,7 @@ func (c *campaignRun) wrongWorker(worker string, from campaign.Span) string {
 	switch {
 	case worker == "":
 		return "the answer names no worker (no system_fingerprint)"
-	case slices.Contains(c.baseline, worker):
+	case slices.Contains(c.base, worker), slices.Contains(c.baseline, worker):
 		return ""
 	}
 	return fmt.Sprintf("%s, neither the base Pylon nor a campaign Pylon", worker)

@@ -56,16 +56,17 @@ func TestAnAnswerFromTheWrongWorkerIsNamed(t *testing.T) {
 	c := &campaignRun{
 		w:     &World{Config: &catalog.RunConfig{TimeScale: 1}},
 		start: start, pylons: []string{"camp-1", "camp-2"}, bad: []string{"camp-bad-1"},
-		ids:      map[string]string{"camp-1": "echo-camp-1", "camp-2": "echo-camp-2", "camp-bad-1": "echo-camp-bad-1"},
-		baseline: []string{"echo-pylon"},
-		gone:     map[string]time.Time{"camp-2": start.Add(10 * time.Second)},
+		ids:  map[string]string{"camp-1": "echo-camp-1", "camp-2": "echo-camp-2", "camp-bad-1": "echo-camp-bad-1"},
+		base: []string{"echo-pylon"}, baseline: []string{"echo-pylon", "echo-held-before"},
+		gone: map[string]time.Time{"camp-2": start.Add(10 * time.Second)},
 	}
 	for worker, want := range map[string]string{
-		"echo-pylon":      "",
-		"echo-camp-1":     "",
-		"echo-camp-bad-1": "the bad-trust Pylon echo-camp-bad-1, which must never register",
-		"echo-stranger":   "echo-stranger, neither the base Pylon nor a campaign Pylon",
-		"":                "the answer names no worker (no system_fingerprint)",
+		"echo-pylon":       "",
+		"echo-held-before": "",
+		"echo-camp-1":      "",
+		"echo-camp-bad-1":  "the bad-trust Pylon echo-camp-bad-1, which must never register",
+		"echo-stranger":    "echo-stranger, neither the base Pylon nor a campaign Pylon",
+		"":                 "the answer names no worker (no system_fingerprint)",
 	} {
 		require.Equal(t, want, c.wrongWorker(worker, sp(60*time.Second)), "worker %q", worker)
 	}
