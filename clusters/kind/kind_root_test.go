@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/nvcf/conformance/clusters/internal/podnet"
 	"github.com/nvcf/conformance/clusters/kind/internal/nodeimage"
 	"github.com/nvcf/conformance/clusters/local"
+	"github.com/nvcf/conformance/internal/syncbuf"
 )
 
 // Two kind clusters of two nodes come up from the cached node image: every
@@ -89,7 +89,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 			}
 		}
 	})
-	progress := &lockedBuffer{}
+	progress := &syncbuf.Buffer{}
 	start := time.Now()
 	env, err := p.Up(ctx, spec, clusters.WithProgress(progress))
 	t.Logf("up:\n%s", progress.String())
@@ -100,7 +100,7 @@ func TestKindClustersUpAndDown(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, isServe(st.ServePID, p.dir(spec.Name)), "up leaves the load balancers and external DNS served")
 
-	again := &lockedBuffer{}
+	again := &syncbuf.Buffer{}
 	_, err = p.Up(ctx, spec, clusters.WithProgress(again))
 	require.NoError(t, err)
 	for _, c := range spec.Clusters {
@@ -369,21 +369,4 @@ func hostState(t *testing.T) string {
 		fmt.Fprintln(&b, "dir", modulesDir)
 	}
 	return b.String()
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

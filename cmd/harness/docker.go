@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/nvcf/conformance/clusters"
 	"github.com/nvcf/conformance/clusters/dockerd"
@@ -52,8 +54,18 @@ func runDocker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return errors.Join(runErr, stopErr)
 }
 
+// childGrace bounds how long an interrupted command may take to clean up
+// (a run tearing down its clusters) before it is killed.
+const childGrace = 5 * time.Minute
+
+// runBeside runs argv with DOCKER_HOST=host. Interrupted, it passes
+// SIGTERM on and waits for the command to clean up (make hands SIGTERM to
+// its own children; a SIGKILL would leave them running after the daemon
+// they use is stopped), up to childGrace.
 func runBeside(ctx context.Context, argv []string, host string, stdout, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = childGrace
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host)
 	if err := cmd.Run(); err != nil {

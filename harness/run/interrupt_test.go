@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,13 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/internal/syncbuf"
 	"github.com/nvcf/conformance/model/topology"
 	"github.com/nvcf/conformance/reports"
 )
@@ -61,24 +60,6 @@ func (upProvider) Status(context.Context, string) (*clusters.Environment, error)
 	return nil, clusters.ErrNotFound
 }
 
-// syncBuffer is a bytes.Buffer safe for the heartbeat's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestInterruptedRunTotalsThePlan: a run interrupted (SIGINT, as Ctrl-C
 // sends it to the whole process group) after its first tests returns
 // ErrIncomplete (the CLI exits 2), wrote its plan before the first case,
@@ -88,7 +69,7 @@ func TestInterruptedRunTotalsThePlan(t *testing.T) {
 	art := t.TempDir()
 	t.Setenv("FAKESUITE_REPORT", "3")
 	t.Setenv("FAKESUITE_BLOCK", "1")
-	var out syncBuffer
+	var out syncbuf.Buffer
 	// Interrupt once the fourth test has started, as a user would.
 	r := interrupted(t, Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
 		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out}, &out, 1)
@@ -129,7 +110,7 @@ type ran struct {
 // interrupted runs o and cancels its context, as Ctrl-C does, once that
 // many suites have started their fourth test (out is o.Stdout); the run
 // must then end.
-func interrupted(t *testing.T, o Options, out *syncBuffer, suites int) ran {
+func interrupted(t *testing.T, o Options, out *syncbuf.Buffer, suites int) ran {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -180,7 +161,7 @@ func TestInterruptedTwoEnvironmentRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			art := t.TempDir()
-			var out syncBuffer
+			var out syncbuf.Buffer
 			r := interrupted(t, Options{Topology: topo, Artifacts: art, Provider: tc.provider, BinDir: bin, Environments: 2,
 				StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Stdout: &out}, &out, tc.inFlight)
 			require.ErrorIs(t, r.err, ErrIncomplete)
@@ -222,7 +203,7 @@ func TestRerunMarksFlaky(t *testing.T) {
 	const flaky = "tls/verified-watch[workload=statefulset,trust=system]"
 	t.Setenv("FAKESUITE_REPORT", "1000")
 	t.Setenv("FAKESUITE_FAIL", flaky)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Provider: upProvider{}, BinDir: bin,
 		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Trusts: "system", Reruns: 2, Stdout: &out})
 	require.NoError(t, err, out.String())

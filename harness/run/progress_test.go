@@ -7,13 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nvcf/conformance/internal/syncbuf"
 	"github.com/nvcf/conformance/reports"
 )
 
 // The suite's progress lines reach the terminal, everything else only the
 // log; a quiet spell makes the heartbeat say what is still going on.
 func TestSuiteOutputAndHeartbeat(t *testing.T) {
-	var term, log syncBuffer
+	var term, log syncbuf.Buffer
 	hb := newHeartbeat(&term, 200*time.Millisecond)
 	defer hb.Close()
 	out := &suiteOutput{log: &log, hb: hb}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters"
+	"github.com/nvcf/conformance/internal/syncbuf"
 	"github.com/nvcf/conformance/reports"
 )
 
@@ -82,7 +83,7 @@ func TestRunOnTwoEnvironments(t *testing.T) {
 		}
 	}
 	res, err := Run(context.Background(), Options{Topology: topo, Artifacts: art, Provider: p, BinDir: bin,
-		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 2, Stdout: &syncBuffer{}})
+		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 2, Stdout: &syncbuf.Buffer{}})
 	if err != nil {
 		for _, env := range []string{"default", "default-2"} {
 			out, _ := os.ReadFile(filepath.Join(art, env, "suite-output.log"))
@@ -125,7 +126,7 @@ func TestFirstEnvironmentBesideALeftSideEnvironment(t *testing.T) {
 	t.Setenv("FAKESUITE_REPORT", "1000") // every planned test passes
 	p := &recordingProvider{besideByName: map[string]bool{}, running: map[string]bool{"default-3": true}}
 	_, err := Run(context.Background(), Options{Topology: topo, Artifacts: t.TempDir(), Provider: p, BinDir: bin,
-		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 1, Stdout: &syncBuffer{}})
+		StateDir: t.TempDir(), Layers: "tls", Workloads: "statefulset", Environments: 1, Stdout: &syncbuf.Buffer{}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"default": true}, p.besideByName)
 	require.Equal(t, []string{"default"}, p.down, "the left environment stays up")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nvcf/conformance/clusters/internal/guard"
+	"github.com/nvcf/conformance/internal/syncbuf"
 )
 
 // A panic in a goroutine of the agent is recovered: logged with its stack,
@@ -61,7 +62,7 @@ func TestGuardRecoversAndStops(t *testing.T) {
 // the agent's handler: logged with its stack, recorded, the run stopped.
 // The agent then keeps its first line beside the log for the next command.
 func TestPanicInAPartsGoroutineStopsTheAgent(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(LogDir(dir), 0o700))
 	a := &agent{dir: dir, log: slog.New(slog.NewTextHandler(&logs, nil))}
@@ -89,21 +90,4 @@ func TestPanicInAPartsGoroutineStopsTheAgent(t *testing.T) {
 	ClearPanic(dir)
 	_, ok = ReadPanic(dir)
 	require.False(t, ok)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
